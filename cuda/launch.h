@@ -38,8 +38,12 @@ cudaError_t LaunchPotrs(cudaStream_t stream, const T* c, const T* b, T* x, int64
 // Fused factor + solve of A X = B for symmetric positive definite A (n x n), reading only its
 // lower triangle when `lower`, else only its upper triangle. B and X are n x k. info as potrf;
 // a matrix whose factorization fails gets X = NaN (all of it), its neighbours are untouched.
+// Supported only for n <= PosvMaxFusedN<T>() (the matrix must fit on-chip); larger n returns
+// cudaErrorInvalidValue, and the Python lowering emits potrf + potrs instead.
 template <typename T>
 cudaError_t LaunchPosv(cudaStream_t stream, const T* a, const T* b, T* x, int32_t* info,
                        int64_t batch, int n, int k, bool lower);
+template <typename T>
+int PosvMaxFusedN();
 
 }  // namespace batchla
