@@ -1,0 +1,82 @@
+// Shared device helpers for the batched kernels (cuda/*.cu). Small and stable on purpose: other
+// kernel families include it. Nothing here knows about a particular op.
+//
+// Storage convention (see launch.h): ROW-MAJOR; matrix b of a batch starts at b * rows * cols,
+// element (i, j) at i * cols + j; every offset that can exceed 2^31 is int64_t.
+#pragma once
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+namespace batchla {
+namespace detail {
+
+// ---- index math -------------------------------------------------------------------------------
+__host__ __device__ constexpr inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+__host__ __device__ constexpr inline int RoundUp(int a, int b) { return (a + b - 1) / b * b; }
+
+// Largest grid.x we launch; kernels walk blocks with a grid-stride loop over int64_t block ids, so
+// any batch works (gridDim.x is limited to 2^31 - 1).
+constexpr int64_t kMaxGridX = 1 << 30;
+inline unsigned GridFor(int64_t blocks) {
+  return static_cast<unsigned>(blocks < kMaxGridX ? blocks : kMaxGridX);
+}
+
+// ---- scalar traits ----------------------------------------------------------------------------
+template <typename T>
+struct Scalar;
+template <>
+struct Scalar<float> {
+  __host__ __device__ static float NaN() { return __int_as_float(0x7fc00000); }
+  __device__ static float Sqrt(float x) { return sqrtf(x); }   // IEEE-rounded (no fast-math)
+  static constexpr float kEps = 1.1920928955078125e-07f;
+};
+template <>
+struct Scalar<double> {
+  __host__ __device__ static double NaN() { return __longlong_as_double(0x7ff8000000000000ll); }
+  __device__ static double Sqrt(double x) { return sqrt(x); }
+  static constexpr double kEps = 2.220446049250313e-16;
+};
+
+// ---- warp shuffles (float and double; width = sub-warp size, a power of two <= 32) ------------
+template <typename T>
+__device__ __forceinline__ T ShflIdx(T v, int src, int width = 32, unsigned mask = 0xffffffffu) {
+  return __shfl_sync(mask, v, src, width);
+}
+template <typename T>
+__device__ __forceinline__ T ShflXor(T v, int lane_mask, int width = 32, unsigned mask = 0xffffffffu) {
+  return __shfl_xor_sync(mask, v, lane_mask, width);
+}
+
+// Copies `count` consecutive elements from global `src` into shared `dst`, where element e
+// (e = m * rows * cols + i * cols + j) lands at dst[m * mat_stride + i * row_stride + j], or at
+// dst[m * mat_stride + j * row_stride + i] when `transpose` (square matrices only). Padding the
+// strides to odd values keeps per-thread row/matrix reads free of bank conflicts. Block-wide;
+// the caller synchronizes. ROWS/COLS compile-time so the divisions are cheap.
+template <typename T, int ROWS, int COLS>
+__device__ __forceinline__ void StageIn(const T* __restrict__ src, int64_t count, T* dst,
+                                        int row_stride, int mat_stride, bool transpose = false) {
+  constexpr int kMat = ROWS * COLS;
+  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
+    const int m = static_cast<int>(e / kMat);
+    const int r = static_cast<int>(e % kMat);
+    const int i = r / COLS, j = r % COLS;
+    const int at = transpose ? j * row_stride + i : i * row_stride + j;
+    dst[m * mat_stride + at] = src[e];
+  }
+}
+// Inverse of StageIn (no transpose).
+template <typename T, int ROWS, int COLS>
+__device__ __forceinline__ void StageOut(const T* src, int64_t count, T* __restrict__ dst,
+                                         int row_stride, int mat_stride) {
+  constexpr int kMat = ROWS * COLS;
+  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
+    const int m = static_cast<int>(e / kMat);
+    const int r = static_cast<int>(e % kMat);
+    const int i = r / COLS, j = r % COLS;
+    dst[e] = src[m * mat_stride + i * row_stride + j];
+  }
+}
+
+}  // namespace detail
+}  // namespace batchla

@@ -1,0 +1,45 @@
+"""Every private JAX import and version shim lives here (jax 0.10 on PyPI, 0.11 on our GPU hosts)."""
+
+from __future__ import annotations
+
+import jax
+from jax.interpreters import mlir
+
+try:  # the eager path every jax primitive uses: one cached jit per (primitive, params)
+    from jax._src.dispatch import apply_primitive
+except ImportError:  # pragma: no cover - only if jax moves it
+    apply_primitive = None
+
+try:  # Shardy sharding rules for custom calls (what jaxlib's own linalg lowering attaches)
+    from jax._src.custom_partitioning_sharding_rule import (
+        sdy_sharding_rule_to_mlir,
+        str_to_sdy_sharding_rule,
+    )
+except ImportError:  # pragma: no cover
+    sdy_sharding_rule_to_mlir = str_to_sdy_sharding_rule = None
+
+
+def shardy_enabled() -> bool:
+    try:
+        return bool(jax.config.jax_use_shardy_partitioner)
+    except AttributeError:  # pragma: no cover
+        return False
+
+
+def sdy_batch_rule(num_batch_dims: int, avals_in, avals_out):
+    """A Shardy rule that lets the leading `num_batch_dims` dims of every operand and result be
+    sharded together ("..."), and keeps each matrix dim local. None if Shardy is unavailable."""
+    if str_to_sdy_sharding_rule is None:
+        return None
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+    def factors(aval):
+        own = " ".join(next(letters) for _ in range(len(aval.shape) - num_batch_dims))
+        return ("... " + own).strip() if num_batch_dims else own
+
+    lhs = ", ".join(factors(a) for a in avals_in)
+    rhs = ", ".join(factors(a) for a in avals_out)
+    rule = str_to_sdy_sharding_rule(f"{lhs} -> {rhs}")
+    return sdy_sharding_rule_to_mlir(
+        rule, [mlir.aval_to_ir_type(a) for a in avals_in], [mlir.aval_to_ir_type(a) for a in avals_out]
+    )

@@ -1,0 +1,35 @@
+"""Loads the native modules and registers their FFI targets with XLA.
+
+The CPU module is always built and required. The CUDA module is optional: it exists where the
+package was built with nvcc, and the "cuda" lowerings are only registered when it imports.
+"""
+
+from __future__ import annotations
+
+import jax
+
+from . import _cpu
+
+try:
+    from . import _cuda
+except ImportError:  # built without nvcc: the CUDA platform falls back to the jnp reference
+    _cuda = None
+
+TARGETS = ("batchla_potrf", "batchla_trsm", "batchla_potrs", "batchla_posv")
+
+for _module, _platform in ((_cpu, "cpu"), (_cuda, "CUDA")):
+    if _module is None:
+        continue
+    for _name, _capsule in _module.registrations().items():
+        jax.ffi.register_ffi_target(_name, _capsule, platform=_platform)
+        jax.ffi.register_ffi_target_as_batch_partitionable(_name)
+
+
+def has_cuda() -> bool:
+    """True when the CUDA kernels were built into this installation."""
+    return _cuda is not None
+
+
+def posv_max_fused_n(dtype) -> int:
+    """Largest n the fused CUDA posv kernel handles for `dtype` (0 without CUDA)."""
+    return _cuda.posv_max_fused_n(jax.numpy.dtype(dtype).name) if _cuda is not None else 0

@@ -1,0 +1,104 @@
+"""One factory for every batched linear-algebra primitive of the package.
+
+Each op is declared once as an `OpSpec` (its FFI target, shape rule, reference algorithm); the
+factory registers the abstract eval, the eager impl, the vmap rule and one lowering per platform:
+"cuda" -> our CUDA kernel, "cpu" -> our C++ handler, any other platform -> the pure-jnp reference.
+JVP and transpose rules are op specific and live next to each op.
+
+Operands share their leading batch dims exactly (the public layer broadcasts), so the vmap rule
+only has to move the mapped axis to the front: one call, no loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import partial
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+from jax.extend.core import Primitive
+from jax.interpreters import batching, mlir
+
+from .. import _compat, _ffi
+
+FLOAT_DTYPES = (jnp.dtype(jnp.float32), jnp.dtype(jnp.float64))
+
+
+@dataclasses.dataclass(frozen=True)
+class OpSpec:
+    name: str  # primitive and FFI target name
+    operands: tuple[str, ...]  # operand names, for error messages
+    shape_rule: Callable  # (*avals, **params) -> tuple of jax.core.ShapedArray (results)
+    reference: Callable  # pure-jnp implementation with the kernel's exact semantics
+    multiple_results: bool = False
+    # vmap of (matrix unbatched, rhs batched) folds the mapped axis into the rhs columns
+    fold_rhs_batch: bool = False
+    cuda_lowering: Callable | None = None  # replaces the plain FFI lowering on CUDA
+
+
+def check_matrix_operands(name: str, operands: tuple[str, ...], *avals):
+    """Internal consistency checks shared by all ops (the public API reports user errors first)."""
+    batch = None
+    for what, aval in zip(operands, avals):
+        if aval.dtype not in FLOAT_DTYPES:
+            raise TypeError(f"{name}: {what} must be float32 or float64, got {aval.dtype}")
+        if aval.ndim < 2:
+            raise ValueError(f"{name}: {what} must have rank >= 2, got shape {aval.shape}")
+        if batch is None:
+            batch, dtype = aval.shape[:-2], aval.dtype
+        elif aval.shape[:-2] != batch or aval.dtype != dtype:
+            raise ValueError(
+                f"{name}: {what} {aval.dtype}{list(aval.shape)} does not match the batch dims "
+                f"{batch} and dtype {dtype} of {operands[0]}")
+    return batch
+
+
+def ffi_lowering(target: str):
+    """Lowering to an FFI custom call that XLA may split along the batch dims when sharded."""
+
+    def rule(ctx, *args, **params):
+        num_batch_dims = len(ctx.avals_in[0].shape) - 2
+        extra = {"mhlo.frontend_attributes": mlir.ir_attribute({"num_batch_dims": str(num_batch_dims)})}
+        if _compat.shardy_enabled():
+            sdy = _compat.sdy_batch_rule(num_batch_dims, ctx.avals_in, ctx.avals_out)
+            if sdy is not None:
+                extra["sdy.sharding_rule"] = sdy
+        return jax.ffi.ffi_lowering(target, extra_attributes=extra)(ctx, *args, **params)
+
+    return rule
+
+
+def _batch_rule(prim: Primitive, spec: OpSpec, args, dims, **params):
+    size = next(x.shape[d] for x, d in zip(args, dims) if d is not None)
+    if spec.fold_rhs_batch and dims[0] is None:
+        # x = op(A)^-1 [b_1 ... b_B]: put the mapped axis into the columns of the rhs.
+        a, b = args
+        b = jnp.moveaxis(b, dims[1], -1)  # (..., n, k, B)
+        out = prim.bind(a, b.reshape(*b.shape[:-2], -1), **params)
+        if not spec.multiple_results:
+            return out.reshape(b.shape), b.ndim - 1
+        x, *rest = out  # per-matrix outputs such as info are not mapped
+        return [x.reshape(b.shape), *rest], [b.ndim - 1] + [None] * len(rest)
+    args = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
+    out = prim.bind(*args, **params)
+    return out, ((0,) * len(out) if spec.multiple_results else 0)
+
+
+def make_primitive(spec: OpSpec) -> Primitive:
+    prim = Primitive(spec.name)
+    prim.multiple_results = spec.multiple_results
+    prim.def_impl(partial(_compat.apply_primitive, prim))
+
+    def abstract_eval(*avals, **params):
+        check_matrix_operands(spec.name, spec.operands, *avals)
+        out = spec.shape_rule(*avals, **params)
+        return out if spec.multiple_results else out[0]
+
+    prim.def_abstract_eval(abstract_eval)
+    batching.primitive_batchers[prim] = partial(_batch_rule, prim, spec)
+    mlir.register_lowering(prim, mlir.lower_fun(spec.reference, multiple_results=spec.multiple_results))
+    mlir.register_lowering(prim, ffi_lowering(spec.name), platform="cpu")
+    if _ffi.has_cuda():
+        mlir.register_lowering(prim, spec.cuda_lowering or ffi_lowering(spec.name), platform="cuda")
+    return prim
