@@ -26,8 +26,9 @@ def as_inexact_arrays(fname: str, **arrays):
             raise TypeError(f"{fname}: argument {name} has unsupported dtype {x.dtype}")
         out.append(x)
     dtype = jnp.result_type(*out)
-    if not jnp.issubdtype(dtype, np.inexact):
-        dtype = jnp.promote_types(dtype, jax.dtypes.canonicalize_dtype(np.float64))
+    if not jnp.issubdtype(dtype, np.inexact):  # jnp's rule for integers, via true division
+        x = jax.ShapeDtypeStruct((), dtype)
+        dtype = jax.eval_shape(jnp.true_divide, x, x).dtype
     return [x.astype(dtype) for x in out]
 
 

@@ -26,7 +26,14 @@ def shardy_enabled() -> bool:
         return False
 
 
-def sdy_batch_rule(num_batch_dims: int, avals_in, avals_out):
+def _ir_type(module_context, aval):
+    try:  # jax >= 0.10 takes the module context first
+        return mlir.aval_to_ir_type(module_context, aval)
+    except TypeError:  # pragma: no cover - older signature
+        return mlir.aval_to_ir_type(aval)
+
+
+def sdy_batch_rule(module_context, num_batch_dims: int, avals_in, avals_out):
     """A Shardy rule that lets the leading `num_batch_dims` dims of every operand and result be
     sharded together ("..."), and keeps each matrix dim local. None if Shardy is unavailable."""
     if str_to_sdy_sharding_rule is None:
@@ -41,5 +48,7 @@ def sdy_batch_rule(num_batch_dims: int, avals_in, avals_out):
     rhs = ", ".join(factors(a) for a in avals_out)
     rule = str_to_sdy_sharding_rule(f"{lhs} -> {rhs}")
     return sdy_sharding_rule_to_mlir(
-        rule, [mlir.aval_to_ir_type(a) for a in avals_in], [mlir.aval_to_ir_type(a) for a in avals_out]
+        rule,
+        [_ir_type(module_context, a) for a in avals_in],
+        [_ir_type(module_context, a) for a in avals_out],
     )

@@ -23,6 +23,8 @@ def _potrf1(a):
     # Left-looking Cholesky by columns: L[:, j] = (A[:, j] - L L[j, :]^T) scaled by the pivot;
     # columns >= j of L are still zero, so the product only sums over k < j.
     n = a.shape[-1]
+    if n == 0:  # the loop body is traced even for zero trips, and cannot index an empty matrix
+        return a, jnp.int32(0)
     rows = jnp.arange(n)
     a = jnp.tril(a)  # only the lower triangle is read (tril selects, so NaN above never leaks)
 
@@ -42,6 +44,8 @@ def _potrf1(a):
 
 def _trsm1(a, b, lower, trans, unit_diag):
     n = a.shape[-1]
+    if n == 0:
+        return b
     t = jnp.tril(a) if lower else jnp.triu(a)  # the triangle read; the other is never touched
     if unit_diag:
         t = jnp.where(jnp.eye(n, dtype=bool), jnp.ones_like(t), t)

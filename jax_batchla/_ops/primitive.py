@@ -61,7 +61,7 @@ def ffi_lowering(target: str):
         num_batch_dims = len(ctx.avals_in[0].shape) - 2
         extra = {"mhlo.frontend_attributes": mlir.ir_attribute({"num_batch_dims": str(num_batch_dims)})}
         if _compat.shardy_enabled():
-            sdy = _compat.sdy_batch_rule(num_batch_dims, ctx.avals_in, ctx.avals_out)
+            sdy = _compat.sdy_batch_rule(ctx.module_context, num_batch_dims, ctx.avals_in, ctx.avals_out)
             if sdy is not None:
                 extra["sdy.sharding_rule"] = sdy
         return jax.ffi.ffi_lowering(target, extra_attributes=extra)(ctx, *args, **params)
