@@ -1,0 +1,219 @@
+// CPU XLA FFI handlers for the targets of bindings/TARGETS.md. Each handler validates its
+// operands (naming the offending one), dispatches once on the dtype and runs the per-matrix
+// kernel of this folder over the collapsed batch. Buffers are row-major; offsets are int64_t.
+#include "bindings/cpu/handlers.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bindings/cpu/posv.h"
+#include "bindings/cpu/potrf.h"
+#include "bindings/cpu/potrs.h"
+#include "bindings/cpu/trsm.h"
+#include "bindings/ffi_common.h"
+
+namespace batchla_ffi::cpu {
+namespace {
+
+using ffi::AnyBuffer;
+using ffi::Result;
+
+std::string DimsString(AnyBuffer::Dimensions dims) {
+  std::string s = "(";
+  for (size_t d = 0; d < dims.size(); ++d) s += (d ? ", " : "") + std::to_string(dims[d]);
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
+std::string Operand(const char* op, const char* name) {
+  return std::string(op) + " operand " + name;
+}
+
+// a: (..., n, n).
+ffi::ErrorOr<MatrixShape> SquareOperand(const char* op, const AnyBuffer& a, const char* name) {
+  auto s = MatrixShapeOf(a, Operand(op, name).c_str());
+  if (!s) return s;
+  if (s->rows != s->cols) {
+    return ffi::Unexpected(ShapeError(Operand(op, name) + " must be square, got shape " +
+                                      DimsString(a.dimensions())));
+  }
+  return s;
+}
+
+// b: (..., n, k) with the batch count and dtype of a.
+ffi::ErrorOr<MatrixShape> RhsOperand(const char* op, const AnyBuffer& b, const char* name,
+                                     const AnyBuffer& a, const MatrixShape& as) {
+  auto s = MatrixShapeOf(b, Operand(op, name).c_str());
+  if (!s) return s;
+  if (s->rows != as.rows) {
+    return ffi::Unexpected(ShapeError(Operand(op, name) + " must have " +
+                                      std::to_string(as.rows) + " rows (the order of a), got " +
+                                      DimsString(b.dimensions())));
+  }
+  if (s->batch != as.batch) {
+    return ffi::Unexpected(ShapeError(Operand(op, name) + " has batch count " +
+                                      std::to_string(s->batch) + " but a has " +
+                                      std::to_string(as.batch)));
+  }
+  if (b.element_type() != a.element_type()) {
+    return ffi::Unexpected(ShapeError(Operand(op, name) + " must have the dtype of a"));
+  }
+  return s;
+}
+
+// A result that must match an operand exactly (shape and dtype).
+ffi::Error SameAs(const char* op, const AnyBuffer& out, const char* out_name,
+                  const AnyBuffer& in, const char* in_name) {
+  auto od = out.dimensions(), id = in.dimensions();
+  if (!std::equal(od.begin(), od.end(), id.begin(), id.end())) {
+    return ShapeError(Operand(op, out_name) + " must have the shape of " + in_name + " " +
+                      DimsString(id) + ", got " + DimsString(od));
+  }
+  if (out.element_type() != in.element_type()) {
+    return ShapeError(Operand(op, out_name) + " must have the dtype of " + in_name);
+  }
+  return ffi::Error::Success();
+}
+
+// info: int32 with the leading (batch) dims of a.
+ffi::Error InfoOperand(const char* op, const AnyBuffer& info, const AnyBuffer& a) {
+  auto id = info.dimensions(), ad = a.dimensions();
+  if (!std::equal(id.begin(), id.end(), ad.begin(), ad.end() - 2)) {
+    return ShapeError(Operand(op, "info") + " must have the batch shape of a, got " +
+                      DimsString(id) + " for a of shape " + DimsString(ad));
+  }
+  if (info.element_type() != ffi::DataType::S32) {
+    return ShapeError(Operand(op, "info") + " must be int32");
+  }
+  return ffi::Error::Success();
+}
+
+// x starts as a copy of b (skipped when XLA aliased the two).
+template <typename T>
+void CopyRhs(const T* b, T* x, int64_t len) {
+  if (b != x) std::copy_n(b, len, x);
+}
+
+ffi::Error PotrfImpl(AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info) {
+  constexpr const char* kOp = "batchla_potrf";
+  auto as = SquareOperand(kOp, a, "a");
+  if (!as) return as.error();
+  if (auto e = SameAs(kOp, *l, "l", a, "a"); e.failure()) return e;
+  if (auto e = InfoOperand(kOp, *info, a); e.failure()) return e;
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t n = as->rows, nn = n * n;
+    const T* pa = DataAs<const T>(a);
+    T* pl = DataAs<T>(l);
+    int32_t* pinfo = DataAs<int32_t>(info);
+    for (int64_t m = 0; m < as->batch; ++m) {
+      pinfo[m] = batchla::cpu::PotrfLower(pa + m * nn, pl + m * nn, n);
+    }
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error TrsmImpl(AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, bool lower, bool trans,
+                    bool unit_diag) {
+  constexpr const char* kOp = "batchla_trsm";
+  auto as = SquareOperand(kOp, a, "a");
+  if (!as) return as.error();
+  auto bs = RhsOperand(kOp, b, "b", a, *as);
+  if (!bs) return bs.error();
+  if (auto e = SameAs(kOp, *x, "x", b, "b"); e.failure()) return e;
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t n = as->rows, k = bs->cols, nn = n * n, nk = n * k;
+    const T* pa = DataAs<const T>(a);
+    const T* pb = DataAs<const T>(b);
+    T* px = DataAs<T>(x);
+    for (int64_t m = 0; m < as->batch; ++m) {
+      CopyRhs(pb + m * nk, px + m * nk, nk);
+      batchla::cpu::TrsmInPlace(pa + m * nn, px + m * nk, n, k, lower, trans, unit_diag);
+    }
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error PotrsImpl(AnyBuffer c, AnyBuffer b, Result<AnyBuffer> x, bool lower) {
+  constexpr const char* kOp = "batchla_potrs";
+  auto cs = SquareOperand(kOp, c, "c");
+  if (!cs) return cs.error();
+  auto bs = RhsOperand(kOp, b, "b", c, *cs);
+  if (!bs) return bs.error();
+  if (auto e = SameAs(kOp, *x, "x", b, "b"); e.failure()) return e;
+  return DispatchFloat(c.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t n = cs->rows, k = bs->cols, nn = n * n, nk = n * k;
+    const T* pc = DataAs<const T>(c);
+    const T* pb = DataAs<const T>(b);
+    T* px = DataAs<T>(x);
+    for (int64_t m = 0; m < cs->batch; ++m) {
+      CopyRhs(pb + m * nk, px + m * nk, nk);
+      batchla::cpu::PotrsInPlace(pc + m * nn, px + m * nk, n, k, lower);
+    }
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error PosvImpl(AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, Result<AnyBuffer> info,
+                    bool lower) {
+  constexpr const char* kOp = "batchla_posv";
+  auto as = SquareOperand(kOp, a, "a");
+  if (!as) return as.error();
+  auto bs = RhsOperand(kOp, b, "b", a, *as);
+  if (!bs) return bs.error();
+  if (auto e = SameAs(kOp, *x, "x", b, "b"); e.failure()) return e;
+  if (auto e = InfoOperand(kOp, *info, a); e.failure()) return e;
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t n = as->rows, k = bs->cols, nn = n * n, nk = n * k;
+    const T* pa = DataAs<const T>(a);
+    const T* pb = DataAs<const T>(b);
+    T* px = DataAs<T>(x);
+    int32_t* pinfo = DataAs<int32_t>(info);
+    // One n x n factor scratch per call (host memory, as jaxlib's LAPACK handlers do).
+    std::vector<T> work(as->batch > 0 ? static_cast<size_t>(nn) : 0);
+    for (int64_t m = 0; m < as->batch; ++m) {
+      CopyRhs(pb + m * nk, px + m * nk, nk);
+      pinfo[m] = batchla::cpu::PosvInPlace(pa + m * nn, px + m * nk, work.data(), n, k, lower);
+    }
+    return ffi::Error::Success();
+  });
+}
+
+}  // namespace
+}  // namespace batchla_ffi::cpu
+
+namespace ffi = xla::ffi;
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPotrfCpu, batchla_ffi::cpu::PotrfImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()   // a
+                                  .Ret<ffi::AnyBuffer>()   // l
+                                  .Ret<ffi::AnyBuffer>()); // info
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaTrsmCpu, batchla_ffi::cpu::TrsmImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Attr<bool>("lower")
+                                  .Attr<bool>("trans")
+                                  .Attr<bool>("unit_diag"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPotrsCpu, batchla_ffi::cpu::PotrsImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()  // c
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Attr<bool>("lower"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPosvCpu, batchla_ffi::cpu::PosvImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Ret<ffi::AnyBuffer>()  // info
+                                  .Attr<bool>("lower"));

@@ -1,0 +1,27 @@
+// XLA FFI handlers of the CPU module: one per target of bindings/TARGETS.md, and the table
+// from which bindings/cpu_module.cc builds `registrations()`. Adding an op: its kernel header
+// in this folder, its handler in handlers.cc, one declaration and one table line here.
+#pragma once
+
+#include "xla/ffi/api/ffi.h"
+
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaPotrfCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaTrsmCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaPotrsCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaPosvCpu);
+
+namespace batchla_ffi::cpu {
+
+struct Target {
+  const char* name;  // the FFI target name, the same on every platform
+  XLA_FFI_Handler* handler;
+};
+
+inline constexpr Target kTargets[] = {
+    {"batchla_potrf", BatchlaPotrfCpu},
+    {"batchla_trsm", BatchlaTrsmCpu},
+    {"batchla_potrs", BatchlaPotrsCpu},
+    {"batchla_posv", BatchlaPosvCpu},
+};
+
+}  // namespace batchla_ffi::cpu
