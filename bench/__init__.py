@@ -1,0 +1,1 @@
+"""Benchmarks for jax_batchla (see bench/README.md)."""

@@ -1,0 +1,59 @@
+"""Timing: the same driver for jax (host clock + block_until_ready) and torch (CUDA events).
+
+A sample runs the op k times back to back and divides by k, with k chosen so a sample lasts about
+`target_s`: then the per-call host overhead (jax dispatch, ~10-30 µs) overlaps the device work and
+the sample measures device throughput. For ops slower than target_s, k = 1 and a sample is one call.
+`seconds` is the median of the samples; `seconds_single` is the median of three isolated calls
+(dispatch + run + sync), kept so launch-bound sizes are visible.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from typing import Callable
+
+import jax
+
+
+def _drive(run_k: Callable[[int], float], reps: int, target_s: float, budget_s: float) -> dict:
+    run_k(1)                                            # warm-up (first call compiles)
+    single = statistics.median(run_k(1) for _ in range(3))
+    k = max(1, min(64, math.ceil(target_s / max(single, 1e-9))))
+    n = max(3, min(reps, int(budget_s / (k * single))))
+    samples = [run_k(k) for _ in range(n)]
+    return {"seconds": statistics.median(samples), "seconds_single": single,
+            "calls_per_sample": k, "samples": n}
+
+
+def time_jax(f: Callable, args: tuple, reps: int = 20, target_s: float = 2e-3,
+             budget_s: float = 1.0) -> dict:
+    def run_k(k):
+        t0 = time.perf_counter()
+        for _ in range(k):
+            out = f(*args)
+        jax.block_until_ready(out)
+        return (time.perf_counter() - t0) / k
+    return _drive(run_k, reps, target_s, budget_s)
+
+
+def time_torch(torch, f: Callable, args: tuple, reps: int = 20, target_s: float = 2e-3,
+               budget_s: float = 1.0) -> dict:
+    def run_k(k):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(k):
+            f(*args)
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3 / k
+    torch.cuda.synchronize()
+    return _drive(run_k, reps, target_s, budget_s)
+
+
+def copy_bandwidth(nbytes: int, reps: int = 20) -> float:
+    """Device-to-device copy bandwidth in bytes/s (read + write counted) of a jitted `x + 1`."""
+    import jax.numpy as jnp
+    x = jax.block_until_ready(jnp.zeros(max(1, nbytes // 4), jnp.float32))
+    t = time_jax(jax.jit(lambda x: x + 1), (x,), reps=reps, budget_s=5.0)["seconds"]
+    return 2 * x.size * 4 / t
