@@ -1,0 +1,76 @@
+"""The three lowerings compute the same thing: the pure-jnp reference (used on platforms we have no
+kernels for), the C++ CPU handlers and, on a GPU, the CUDA kernels."""
+
+import jax
+import numpy as np
+import pytest
+from conftest import DEVICES, THRESHOLD, lower_triangular, potrf_residual, solve_residual, spd
+
+from jax_batchla import _ops, _reference
+
+SIZES = [1, 2, 3, 5, 8, 13, 16, 31, 32, 33, 48, 64, 65, 100, 128, 129, 200, 256, 300, 512]
+
+
+def _inputs(n, dtype, batch=2):
+    rng = np.random.default_rng(n)
+    a = spd(rng, (batch,), n, dtype)
+    l = lower_triangular(rng, (batch,), n, dtype)
+    b = rng.standard_normal((batch, n, 2)).astype(dtype)
+    return a, l, b
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 2, 5, 16, 33, 64])
+def test_reference_residuals(n, dtype):
+    a, l, b = _inputs(n, dtype)
+    lf, info = jax.jit(_reference.potrf)(a)
+    assert potrf_residual(a, lf) <= THRESHOLD and not np.any(info)
+    for lower in (True, False):
+        for trans in (False, True):
+            m = l if lower else np.swapaxes(l, -1, -2)
+            x = _reference.trsm(m, b, lower=lower, trans=trans, unit_diag=False)
+            op = np.swapaxes(m, -1, -2) if trans else m
+            assert solve_residual(op, x, b, dtype) <= THRESHOLD
+        c = np.linalg.cholesky(a.astype(np.float64)).astype(dtype)
+        x = _reference.potrs(c if lower else np.swapaxes(c, -1, -2), b, lower=lower)
+        assert solve_residual(a, x, b, dtype) <= THRESHOLD
+        x, info = _reference.posv(a, b, lower=lower)
+        assert solve_residual(a, x, b, dtype) <= THRESHOLD and not np.any(info)
+
+
+def test_reference_failure_semantics():
+    a, _, b = _inputs(6, np.float64, batch=3)
+    a[1, 3, 3] = -1.0
+    lf, info = _reference.potrf(a)
+    assert list(np.asarray(info)) == [0, 4, 0]
+    assert np.all(np.isnan(np.asarray(lf)[1][np.tril_indices(6)]))
+    x, info = _reference.posv(a, b, lower=True)
+    assert np.all(np.isnan(np.asarray(x)[1])) and np.all(np.isfinite(np.asarray(x)[[0, 2]]))
+
+
+def _all_ops(a, l, b):
+    out = {"potrf": _ops.potrf(a), "posv": _ops.posv(a, b, lower=True),
+           "potrs": _ops.potrs(np.linalg.cholesky(a.astype(np.float64)).astype(a.dtype), b, lower=True)}
+    for lower, trans, unit in [(True, False, False), (True, True, True), (False, False, True), (False, True, False)]:
+        m = l if lower else np.swapaxes(l, -1, -2)
+        out[f"trsm{lower:d}{trans:d}{unit:d}"] = _ops.trsm(m, b, lower=lower, trans=trans, unit_diag=unit)
+    return jax.tree.map(np.asarray, out)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("platform", [p for p in DEVICES if p.id == "gpu"])
+def test_cuda_matches_cpu(platform, n, dtype):
+    a, l, b = _inputs(n, dtype, batch=3)
+    with jax.default_device(jax.devices("cpu")[0]):
+        cpu = _all_ops(a, l, b)
+    with jax.default_device(jax.devices(platform)[0]):
+        gpu = _all_ops(a, l, b)
+    tol = 50 * n * np.finfo(dtype).eps
+    for name in cpu:
+        for c, g in zip(jax.tree.leaves(cpu[name]), jax.tree.leaves(gpu[name])):
+            if c.dtype == np.int32:
+                np.testing.assert_array_equal(g, c, err_msg=name)
+            else:
+                scale = max(1.0, float(np.max(np.abs(c))))
+                np.testing.assert_allclose(g, c, atol=tol * scale, rtol=tol, err_msg=f"{name} n={n}")
