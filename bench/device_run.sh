@@ -29,6 +29,6 @@ fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   step bench
   python3 -m bench.run --out "$OUT/nvidia-h200.json" "$@" > "$OUT/bench.log" 2>&1; echo "bench rc=$?"
-  cat "$OUT/nvidia-h200.json.md" 2>/dev/null || tail -30 "$OUT/bench.log"
+  cat "$OUT/nvidia-h200.md" 2>/dev/null || tail -30 "$OUT/bench.log"
 fi
 step done

@@ -27,13 +27,13 @@ template <typename T>
 struct Scalar;
 template <>
 struct Scalar<float> {
-  __host__ __device__ static float NaN() { return __int_as_float(0x7fc00000); }
+  __device__ static float NaN() { return __int_as_float(0x7fc00000); }
   __device__ static float Sqrt(float x) { return sqrtf(x); }   // IEEE-rounded (no fast-math)
   static constexpr float kEps = 1.1920928955078125e-07f;
 };
 template <>
 struct Scalar<double> {
-  __host__ __device__ static double NaN() { return __longlong_as_double(0x7ff8000000000000ll); }
+  __device__ static double NaN() { return __longlong_as_double(0x7ff8000000000000ll); }
   __device__ static double Sqrt(double x) { return sqrt(x); }
   static constexpr double kEps = 2.220446049250313e-16;
 };
@@ -52,27 +52,31 @@ __device__ __forceinline__ T ShflXor(T v, int lane_mask, int width = 32, unsigne
 // (e = m * rows * cols + i * cols + j) lands at dst[m * mat_stride + i * row_stride + j], or at
 // dst[m * mat_stride + j * row_stride + i] when `transpose` (square matrices only). Padding the
 // strides to odd values keeps per-thread row/matrix reads free of bank conflicts. Block-wide;
-// the caller synchronizes. ROWS/COLS compile-time so the divisions are cheap.
+// the caller synchronizes. ROWS/COLS compile-time so the divisions are cheap. `lower_only` skips
+// source elements that do not land in the lower triangle of dst (square matrices; those dst
+// elements are left unwritten). `count` is a per-block count (fits int).
 template <typename T, int ROWS, int COLS>
-__device__ __forceinline__ void StageIn(const T* __restrict__ src, int64_t count, T* dst,
-                                        int row_stride, int mat_stride, bool transpose = false) {
+__device__ __forceinline__ void StageIn(const T* __restrict__ src, int count, T* dst,
+                                        int row_stride, int mat_stride, bool transpose = false,
+                                        bool lower_only = false) {
   constexpr int kMat = ROWS * COLS;
-  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
-    const int m = static_cast<int>(e / kMat);
-    const int r = static_cast<int>(e % kMat);
+  for (int e = threadIdx.x; e < count; e += blockDim.x) {
+    const int m = e / kMat;
+    const int r = e % kMat;
     const int i = r / COLS, j = r % COLS;
+    if (lower_only && (transpose ? j < i : j > i)) continue;
     const int at = transpose ? j * row_stride + i : i * row_stride + j;
     dst[m * mat_stride + at] = src[e];
   }
 }
 // Inverse of StageIn (no transpose).
 template <typename T, int ROWS, int COLS>
-__device__ __forceinline__ void StageOut(const T* src, int64_t count, T* __restrict__ dst,
+__device__ __forceinline__ void StageOut(const T* src, int count, T* __restrict__ dst,
                                          int row_stride, int mat_stride) {
   constexpr int kMat = ROWS * COLS;
-  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
-    const int m = static_cast<int>(e / kMat);
-    const int r = static_cast<int>(e % kMat);
+  for (int e = threadIdx.x; e < count; e += blockDim.x) {
+    const int m = e / kMat;
+    const int r = e % kMat;
     const int i = r / COLS, j = r % COLS;
     dst[e] = src[m * mat_stride + i * row_stride + j];
   }
