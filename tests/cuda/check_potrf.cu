@@ -376,10 +376,18 @@ void RunAll(bool timing) {
   }
 }
 
+// Usage: check_potrf [--no-timing | --timing-only]
 int main(int argc, char** argv) {
-  const bool timing = !(argc > 1 && std::strcmp(argv[1], "--no-timing") == 0);
-  RunAll<float>(timing);
-  RunAll<double>(timing);
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+  const bool no_timing = argc > 1 && std::strcmp(argv[1], "--no-timing") == 0;
+  const bool timing_only = argc > 1 && std::strcmp(argv[1], "--timing-only") == 0;
+  if (timing_only) {
+    for (int n : {2, 4, 8, 16, 32, 64, 128, 256, 512}) Time<float>(n);
+    for (int n : {2, 4, 8, 16, 32, 64, 128, 256, 512}) Time<double>(n);
+  } else {
+    RunAll<float>(!no_timing);
+    RunAll<double>(!no_timing);
+  }
   if (g_fail) {
     std::printf("check_potrf: %d FAILURES\n", g_fail);
     return 1;
