@@ -60,12 +60,15 @@ def _trsm1(a, b, lower, trans, unit_diag):
     return lax.fori_loop(0, n, step, jnp.zeros_like(b))
 
 
-def potrf(a):
-    """(L, info): A = L L^T from the lower triangle of `a`; L has zeros above the diagonal.
+def potrf(a, *, symmetrize=False):
+    """(L, info): A = L L^T from the lower triangle of `a` (of (a + a^T) / 2 if `symmetrize`);
+    L has zeros above the diagonal.
 
     info = 0 on success, else the 1-based index of the first pivot that is not > 0 (NaN
     included); then that matrix's lower triangle (with diagonal) is NaN, its strict upper 0.
     """
+    if symmetrize:
+        a = (a + jnp.swapaxes(a, -1, -2)) / 2
     return jnp.vectorize(_potrf1, signature="(n,n)->(n,n),()")(a)
 
 

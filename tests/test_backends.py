@@ -49,7 +49,9 @@ def test_reference_failure_semantics():
 
 
 def _all_ops(a, l, b):
-    out = {"potrf": _ops.potrf(a), "posv": _ops.posv(a, b, lower=True),
+    asym = a + 1e-3 * np.triu(np.ones_like(a), 1)  # not symmetric: symmetrize must average
+    out = {"potrf": _ops.potrf(a), "potrf_sym": _ops.potrf(asym, symmetrize=True),
+           "posv": _ops.posv(a, b, lower=True),
            "potrs": _ops.potrs(np.linalg.cholesky(a.astype(np.float64)).astype(a.dtype), b, lower=True)}
     for lower, trans, unit in [(True, False, False), (True, True, True), (False, False, True), (False, True, False)]:
         m = l if lower else np.swapaxes(l, -1, -2)

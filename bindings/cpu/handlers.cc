@@ -13,6 +13,7 @@
 #include "bindings/cpu/potrs.h"
 #include "bindings/cpu/trsm.h"
 #include "bindings/ffi_common.h"
+#include "bindings/validate.h"
 
 namespace batchla_ffi::cpu {
 namespace {
@@ -20,82 +21,21 @@ namespace {
 using ffi::AnyBuffer;
 using ffi::Result;
 
-std::string DimsString(AnyBuffer::Dimensions dims) {
-  std::string s = "(";
-  for (size_t d = 0; d < dims.size(); ++d) s += (d ? ", " : "") + std::to_string(dims[d]);
-  return s + (dims.size() == 1 ? ",)" : ")");
-}
-
-std::string Operand(const char* op, const char* name) {
-  return std::string(op) + " operand " + name;
-}
-
-// a: (..., n, n).
-ffi::ErrorOr<MatrixShape> SquareOperand(const char* op, const AnyBuffer& a, const char* name) {
-  auto s = MatrixShapeOf(a, Operand(op, name).c_str());
-  if (!s) return s;
-  if (s->rows != s->cols) {
-    return ffi::Unexpected(ShapeError(Operand(op, name) + " must be square, got shape " +
-                                      DimsString(a.dimensions())));
-  }
-  return s;
-}
-
-// b: (..., n, k) with the batch count and dtype of a.
-ffi::ErrorOr<MatrixShape> RhsOperand(const char* op, const AnyBuffer& b, const char* name,
-                                     const AnyBuffer& a, const MatrixShape& as) {
-  auto s = MatrixShapeOf(b, Operand(op, name).c_str());
-  if (!s) return s;
-  if (s->rows != as.rows) {
-    return ffi::Unexpected(ShapeError(Operand(op, name) + " must have " +
-                                      std::to_string(as.rows) + " rows (the order of a), got " +
-                                      DimsString(b.dimensions())));
-  }
-  if (s->batch != as.batch) {
-    return ffi::Unexpected(ShapeError(Operand(op, name) + " has batch count " +
-                                      std::to_string(s->batch) + " but a has " +
-                                      std::to_string(as.batch)));
-  }
-  if (b.element_type() != a.element_type()) {
-    return ffi::Unexpected(ShapeError(Operand(op, name) + " must have the dtype of a"));
-  }
-  return s;
-}
-
-// A result that must match an operand exactly (shape and dtype).
-ffi::Error SameAs(const char* op, const AnyBuffer& out, const char* out_name,
-                  const AnyBuffer& in, const char* in_name) {
-  auto od = out.dimensions(), id = in.dimensions();
-  if (!std::equal(od.begin(), od.end(), id.begin(), id.end())) {
-    return ShapeError(Operand(op, out_name) + " must have the shape of " + in_name + " " +
-                      DimsString(id) + ", got " + DimsString(od));
-  }
-  if (out.element_type() != in.element_type()) {
-    return ShapeError(Operand(op, out_name) + " must have the dtype of " + in_name);
-  }
-  return ffi::Error::Success();
-}
-
-// info: int32 with the leading (batch) dims of a.
-ffi::Error InfoOperand(const char* op, const AnyBuffer& info, const AnyBuffer& a) {
-  auto id = info.dimensions(), ad = a.dimensions();
-  if (!std::equal(id.begin(), id.end(), ad.begin(), ad.end() - 2)) {
-    return ShapeError(Operand(op, "info") + " must have the batch shape of a, got " +
-                      DimsString(id) + " for a of shape " + DimsString(ad));
-  }
-  if (info.element_type() != ffi::DataType::S32) {
-    return ShapeError(Operand(op, "info") + " must be int32");
-  }
-  return ffi::Error::Success();
-}
-
 // x starts as a copy of b (skipped when XLA aliased the two).
 template <typename T>
 void CopyRhs(const T* b, T* x, int64_t len) {
   if (b != x) std::copy_n(b, len, x);
 }
 
-ffi::Error PotrfImpl(AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info) {
+// The lower triangle of (A + A^T) / 2 into l, so potrf can then run in place.
+template <typename T>
+void SymmetrizeLower(const T* a, T* l, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j <= i; ++j) l[i * n + j] = (a[i * n + j] + a[j * n + i]) / T(2);
+  }
+}
+
+ffi::Error PotrfImpl(AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info, bool symmetrize) {
   constexpr const char* kOp = "batchla_potrf";
   auto as = SquareOperand(kOp, a, "a");
   if (!as) return as.error();
@@ -108,7 +48,12 @@ ffi::Error PotrfImpl(AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info) {
     T* pl = DataAs<T>(l);
     int32_t* pinfo = DataAs<int32_t>(info);
     for (int64_t m = 0; m < as->batch; ++m) {
-      pinfo[m] = batchla::cpu::PotrfLower(pa + m * nn, pl + m * nn, n);
+      const T* am = pa + m * nn;
+      if (symmetrize) {
+        SymmetrizeLower(am, pl + m * nn, n);
+        am = pl + m * nn;
+      }
+      pinfo[m] = batchla::cpu::PotrfLower(am, pl + m * nn, n);
     }
     return ffi::Error::Success();
   });
@@ -192,7 +137,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPotrfCpu, batchla_ffi::cpu::PotrfImpl,
                               ffi::Ffi::Bind()
                                   .Arg<ffi::AnyBuffer>()   // a
                                   .Ret<ffi::AnyBuffer>()   // l
-                                  .Ret<ffi::AnyBuffer>()); // info
+                                  .Ret<ffi::AnyBuffer>()   // info
+                                  .Attr<bool>("symmetrize"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaTrsmCpu, batchla_ffi::cpu::TrsmImpl,
                               ffi::Ffi::Bind()

@@ -35,8 +35,8 @@ def _mT(x):
     return jnp.swapaxes(x, -1, -2)
 
 
-# ---- potrf: L = chol(A), lower triangle of A read --------------------------------------------
-def _potrf_shape(a):
+# ---- potrf: L = chol(A), lower triangle of A read (or of (A + A^T)/2 when symmetrize) -------
+def _potrf_shape(a, *, symmetrize):
     _square("batchla_potrf", "a", a)
     return ShapedArray(a.shape, a.dtype), _info_aval(a)
 
@@ -46,9 +46,10 @@ potrf_p = make_primitive(OpSpec(
     reference=_reference.potrf, multiple_results=True))
 
 
-def potrf(a):
-    """(L, info): lower Cholesky factor of the symmetric matrix whose lower triangle is `a`."""
-    return potrf_p.bind(a)
+def potrf(a, *, symmetrize: bool = False):
+    """(L, info): lower Cholesky factor of the symmetric matrix whose lower triangle is `a`
+    (of (a + a^T) / 2 when `symmetrize`: fused into the kernel's load, no extra pass)."""
+    return potrf_p.bind(a, symmetrize=bool(symmetrize))
 
 
 def _symmetric_from_lower(x):
@@ -56,12 +57,13 @@ def _symmetric_from_lower(x):
     return jnp.tril(x) + _mT(jnp.tril(x, -1))
 
 
-def _potrf_jvp(primals, tangents):
+def _potrf_jvp(primals, tangents, *, symmetrize):
     # Murray 2016, "Differentiation of the Cholesky decomposition":
     # dL = L Phi(L^-1 dA L^-T), Phi = lower triangle with the diagonal halved.
     (a,), (da,) = primals, tangents
-    l, info = potrf(a)
-    da = _symmetric_from_lower(ad.instantiate_zeros(da))
+    l, info = potrf(a, symmetrize=symmetrize)
+    da = ad.instantiate_zeros(da)
+    da = (da + _mT(da)) / 2 if symmetrize else _symmetric_from_lower(da)
     s = trsm(l, _mT(trsm(l, da, lower=True)), lower=True)  # L^-1 dA L^-T (dA symmetric)
     phi = jnp.tril(s) * (1 - 0.5 * jnp.eye(s.shape[-1], dtype=s.dtype))
     return (l, info), (l @ phi, _zero_info(info))

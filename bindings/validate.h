@@ -1,0 +1,81 @@
+// Operand validation shared by the CPU and CUDA handlers: every check names the op and operand.
+// The Python layer checks user input at trace time first; these guard the raw FFI targets.
+#pragma once
+
+#include <algorithm>
+#include <string>
+
+#include "bindings/ffi_common.h"
+
+namespace batchla_ffi {
+
+inline std::string DimsString(ffi::AnyBuffer::Dimensions dims) {
+  std::string s = "(";
+  for (size_t d = 0; d < dims.size(); ++d) s += (d ? ", " : "") + std::to_string(dims[d]);
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
+inline std::string Operand(const char* op, const char* name) {
+  return std::string(op) + " operand " + name;
+}
+
+// a: (..., n, n).
+inline ffi::ErrorOr<MatrixShape> SquareOperand(const char* op, const ffi::AnyBuffer& a, const char* name) {
+  auto s = MatrixShapeOf(a, Operand(op, name).c_str());
+  if (!s) return s;
+  if (s->rows != s->cols) {
+    return ffi::Unexpected(ShapeError(Operand(op, name) + " must be square, got shape " +
+                                      DimsString(a.dimensions())));
+  }
+  return s;
+}
+
+// b: (..., n, k) with the batch count and dtype of a.
+inline ffi::ErrorOr<MatrixShape> RhsOperand(const char* op, const ffi::AnyBuffer& b, const char* name,
+                                     const ffi::AnyBuffer& a, const MatrixShape& as) {
+  auto s = MatrixShapeOf(b, Operand(op, name).c_str());
+  if (!s) return s;
+  if (s->rows != as.rows) {
+    return ffi::Unexpected(ShapeError(Operand(op, name) + " must have " +
+                                      std::to_string(as.rows) + " rows (the order of a), got " +
+                                      DimsString(b.dimensions())));
+  }
+  if (s->batch != as.batch) {
+    return ffi::Unexpected(ShapeError(Operand(op, name) + " has batch count " +
+                                      std::to_string(s->batch) + " but a has " +
+                                      std::to_string(as.batch)));
+  }
+  if (b.element_type() != a.element_type()) {
+    return ffi::Unexpected(ShapeError(Operand(op, name) + " must have the dtype of a"));
+  }
+  return s;
+}
+
+// A result that must match an operand exactly (shape and dtype).
+inline ffi::Error SameAs(const char* op, const ffi::AnyBuffer& out, const char* out_name,
+                  const ffi::AnyBuffer& in, const char* in_name) {
+  auto od = out.dimensions(), id = in.dimensions();
+  if (!std::equal(od.begin(), od.end(), id.begin(), id.end())) {
+    return ShapeError(Operand(op, out_name) + " must have the shape of " + in_name + " " +
+                      DimsString(id) + ", got " + DimsString(od));
+  }
+  if (out.element_type() != in.element_type()) {
+    return ShapeError(Operand(op, out_name) + " must have the dtype of " + in_name);
+  }
+  return ffi::Error::Success();
+}
+
+// info: int32 with the leading (batch) dims of a.
+inline ffi::Error InfoOperand(const char* op, const ffi::AnyBuffer& info, const ffi::AnyBuffer& a) {
+  auto id = info.dimensions(), ad = a.dimensions();
+  if (!std::equal(id.begin(), id.end(), ad.begin(), ad.end() - 2)) {
+    return ShapeError(Operand(op, "info") + " must have the batch shape of a, got " +
+                      DimsString(id) + " for a of shape " + DimsString(ad));
+  }
+  if (info.element_type() != ffi::DataType::S32) {
+    return ShapeError(Operand(op, "info") + " must be int32");
+  }
+  return ffi::Error::Success();
+}
+
+}  // namespace batchla_ffi
