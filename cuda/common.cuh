@@ -60,13 +60,22 @@ __device__ __forceinline__ void StageIn(const T* __restrict__ src, int count, T*
                                         int row_stride, int mat_stride, bool transpose = false,
                                         bool lower_only = false) {
   constexpr int kMat = ROWS * COLS;
-  for (int e = threadIdx.x; e < count; e += blockDim.x) {
-    const int m = e / kMat;
-    const int r = e % kMat;
-    const int i = r / COLS, j = r % COLS;
-    if (lower_only && (transpose ? j < i : j > i)) continue;
-    const int at = transpose ? j * row_stride + i : i * row_stride + j;
-    dst[m * mat_stride + at] = src[e];
+  constexpr int kU = 8;  // loads in flight per thread before their shared-memory stores
+  for (int e0 = threadIdx.x; e0 < count; e0 += kU * blockDim.x) {
+    T v[kU];
+    int at[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int e = e0 + u * blockDim.x;
+      const int m = e / kMat, r = e % kMat;
+      const int i = r / COLS, j = r % COLS;
+      const bool keep = e < count && !(lower_only && (transpose ? j < i : j > i));
+      at[u] = keep ? m * mat_stride + (transpose ? j * row_stride + i : i * row_stride + j) : -1;
+      if (keep) v[u] = src[e];
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      if (at[u] >= 0) dst[at[u]] = v[u];
   }
 }
 // Inverse of StageIn (no transpose).

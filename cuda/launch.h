@@ -18,9 +18,11 @@ namespace batchla {
 // lower triangle and zeros strictly above. info[b] = 0 on success, else the 1-based index of the
 // first non-positive (or NaN) pivot, as LAPACK potrf; then that matrix's lower triangle
 // (diagonal included) is NaN and its strict upper triangle 0 (what jnp.linalg.cholesky gives).
-// `a` and `l` may be the same buffer.
+// `symmetrize`: factor (A + A^T) / 2 instead (both triangles read), as jnp.linalg.cholesky's
+// default symmetrize_input=True does. `a` and `l` may be the same buffer unless `symmetrize`.
 template <typename T>
-cudaError_t LaunchPotrf(cudaStream_t stream, const T* a, T* l, int32_t* info, int64_t batch, int n);
+cudaError_t LaunchPotrf(cudaStream_t stream, const T* a, T* l, int32_t* info, int64_t batch, int n,
+                        bool symmetrize);
 
 // Triangular solve op(A) X = B, left side. A is n x n; only its `lower` (or upper) triangle is
 // read; op(A) = A^T when `trans`, else A; `unit_diag` treats the diagonal as ones (not read).

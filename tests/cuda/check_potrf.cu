@@ -141,7 +141,7 @@ void CheckCase(int n, int64_t batch) {
   da.Put(Ain);
   dl.Poison();
   dinfo.Poison();
-  CK(LaunchPotrf<T>(0, da.p, dl.p, dinfo.p, batch, n));
+  CK(LaunchPotrf<T>(0, da.p, dl.p, dinfo.p, batch, n, false));
   CK(cudaDeviceSynchronize());
   auto L = dl.Get();
   auto info = dinfo.Get();
@@ -157,7 +157,7 @@ void CheckCase(int n, int64_t batch) {
   // in place (a == l)
   if (batch <= 33) {
     da.Put(Ain);
-    CK(LaunchPotrf<T>(0, da.p, da.p, dinfo.p, batch, n));
+    CK(LaunchPotrf<T>(0, da.p, da.p, dinfo.p, batch, n, false));
     CK(cudaDeviceSynchronize());
     auto L2 = da.Get();
     if (std::memcmp(L2.data(), L.data(), L.size() * sizeof(T)) != 0)
@@ -219,10 +219,10 @@ void CheckFailures(int n) {
   Dev<T> da(nn * batch), dl(nn * batch), dl0(nn * batch);
   Dev<int32_t> di(batch), di0(batch);
   da.Put(A);
-  CK(LaunchPotrf<T>(0, da.p, dl0.p, di0.p, batch, n));
+  CK(LaunchPotrf<T>(0, da.p, dl0.p, di0.p, batch, n, false));
   da.Put(Abad);
   dl.Poison();
-  CK(LaunchPotrf<T>(0, da.p, dl.p, di.p, batch, n));
+  CK(LaunchPotrf<T>(0, da.p, dl.p, di.p, batch, n, false));
   CK(cudaDeviceSynchronize());
   auto L = dl.Get(), L0 = dl0.Get();
   auto inf = di.Get();
@@ -327,7 +327,7 @@ void Time(int n) {
     std::sort(ts.begin(), ts.end());
     return ts[ts.size() / 2] * 1e-3;
   };
-  const double t = median([&] { return LaunchPotrf<T>(0, a, l, info, batch, n); });
+  const double t = median([&] { return LaunchPotrf<T>(0, a, l, info, batch, n, false); });
   const double by = 2.0 * nn * sizeof(T) * batch, fl = double(n) * n * n / 3.0 * batch;
   const double roof = std::max(by / 4.24e12, fl / 67e12);
   std::printf("  %s potrf n=%3d batch=%8lld  %9.1f us  %7.1f GB/s  %7.1f GFLOP/s  roofline %.3f\n", Name<T>(), n,
@@ -365,7 +365,7 @@ void RunAll(bool timing) {
     CheckFailures<T>(n);
   }
   // batch 0 launches nothing; too-large fused posv is refused
-  if (LaunchPotrf<T>(0, nullptr, nullptr, nullptr, 0, 16) != cudaSuccess) FAIL("batch 0 potrf");
+  if (LaunchPotrf<T>(0, nullptr, nullptr, nullptr, 0, 16, false) != cudaSuccess) FAIL("batch 0 potrf");
   if (LaunchPosv<T>(0, nullptr, nullptr, nullptr, nullptr, 0, 16, 1, true) != cudaSuccess) FAIL("batch 0 posv");
   if (LaunchPosv<T>(0, nullptr, nullptr, nullptr, nullptr, 4, PosvMaxFusedN<T>() + 1, 1, true) != cudaErrorInvalidValue)
     FAIL("posv above PosvMaxFusedN not refused");

@@ -1,0 +1,185 @@
+// XLA FFI handlers of the CUDA targets (bindings/TARGETS.md) and the nanobind module `_cuda` that
+// hands their capsules to Python. Every handler follows one pattern: validate the operands with
+// bindings/validate.h (as the CPU handlers do; errors name the operand), then Run(): dispatch once
+// on the dtype through DispatchFloat, launch the kernel of cuda/launch.h on the call frame's
+// stream, turn a CUDA error into ffi::Error::Internal.
+// Buffers are row-major (JAX's default layout): (..., n, n) matrices, (..., n, k) right-hand sides.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "bindings/ffi_common.h"
+#include "bindings/validate.h"
+#include "cuda/launch.h"
+#include "nanobind/nanobind.h"
+#include "nanobind/stl/string.h"
+#include "xla/ffi/api/ffi.h"
+
+namespace batchla_ffi {
+namespace {
+
+using ffi::AnyBuffer;
+using ffi::Result;
+
+// The kernels take n and k as int: larger orders are refused (they could never fit on the GPU).
+ffi::Error IntSized(const char* op, const MatrixShape& s, const char* name) {
+  if (s.rows > INT32_MAX || s.cols > INT32_MAX)
+    return ShapeError(Operand(op, name) + " has a dimension over 2^31 - 1");
+  return ffi::Error::Success();
+}
+
+// The one launch step shared by all handlers: dispatch once on the dtype, launch the kernel of
+// cuda/launch.h (launch(T{}) returns its cudaError_t), report CUDA errors as Internal.
+template <typename Launch>
+ffi::Error Run(const char* op, ffi::DataType dtype, Launch&& launch) {
+  return DispatchFloat(dtype, op, [&](auto zero) {
+    cudaError_t e = launch(zero);
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess)
+      return ffi::Error::Internal(std::string("jax_batchla: ") + op + ": " + cudaGetErrorString(e));
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error PotrfImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info,
+                     bool symmetrize) {
+  constexpr const char* kOp = "batchla_potrf";
+  auto as = SquareOperand(kOp, a, "a");
+  if (!as) return as.error();
+  if (auto e = IntSized(kOp, *as, "a"); e.failure()) return e;
+  if (auto e = SameAs(kOp, *l, "l", a, "a"); e.failure()) return e;
+  if (auto e = InfoOperand(kOp, *info, a); e.failure()) return e;
+  return Run(kOp, a.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchPotrf<T>(stream, DataAs<T>(a), DataAs<T>(l), DataAs<int32_t>(info),
+                                   as->batch, static_cast<int>(as->rows), symmetrize);
+  });
+}
+
+ffi::Error TrsmImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, bool lower,
+                    bool trans, bool unit_diag) {
+  constexpr const char* kOp = "batchla_trsm";
+  auto as = SquareOperand(kOp, a, "a");
+  if (!as) return as.error();
+  auto bs = RhsOperand(kOp, b, "b", a, *as);
+  if (!bs) return bs.error();
+  if (auto e = IntSized(kOp, *bs, "b"); e.failure()) return e;
+  if (auto e = SameAs(kOp, *x, "x", b, "b"); e.failure()) return e;
+  return Run(kOp, a.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchTrsm<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x), as->batch,
+                                  static_cast<int>(bs->rows), static_cast<int>(bs->cols), lower,
+                                  trans, unit_diag);
+  });
+}
+
+ffi::Error PotrsImpl(cudaStream_t stream, AnyBuffer c, AnyBuffer b, Result<AnyBuffer> x, bool lower) {
+  constexpr const char* kOp = "batchla_potrs";
+  auto cs = SquareOperand(kOp, c, "c");
+  if (!cs) return cs.error();
+  auto bs = RhsOperand(kOp, b, "b", c, *cs);
+  if (!bs) return bs.error();
+  if (auto e = IntSized(kOp, *bs, "b"); e.failure()) return e;
+  if (auto e = SameAs(kOp, *x, "x", b, "b"); e.failure()) return e;
+  return Run(kOp, c.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchPotrs<T>(stream, DataAs<T>(c), DataAs<T>(b), DataAs<T>(x), cs->batch,
+                                   static_cast<int>(bs->rows), static_cast<int>(bs->cols), lower);
+  });
+}
+
+ffi::Error PosvImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x,
+                    Result<AnyBuffer> info, bool lower) {
+  constexpr const char* kOp = "batchla_posv";
+  auto as = SquareOperand(kOp, a, "a");
+  if (!as) return as.error();
+  auto bs = RhsOperand(kOp, b, "b", a, *as);
+  if (!bs) return bs.error();
+  if (auto e = IntSized(kOp, *bs, "b"); e.failure()) return e;
+  if (auto e = SameAs(kOp, *x, "x", b, "b"); e.failure()) return e;
+  if (auto e = InfoOperand(kOp, *info, a); e.failure()) return e;
+  return Run(kOp, a.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchPosv<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x),
+                                  DataAs<int32_t>(info), as->batch, static_cast<int>(bs->rows),
+                                  static_cast<int>(bs->cols), lower);
+  });
+}
+
+}  // namespace
+}  // namespace batchla_ffi
+
+// ---- handler symbols (bindings/TARGETS.md) ------------------------------------------------------
+namespace ffi = xla::ffi;
+using Stream = ffi::PlatformStream<cudaStream_t>;
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPotrfCuda, batchla_ffi::PotrfImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()   // a
+                                  .Ret<ffi::AnyBuffer>()  // l
+                                  .Ret<ffi::AnyBuffer>()  // info
+                                  .Attr<bool>("symmetrize"),
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaTrsmCuda, batchla_ffi::TrsmImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Attr<bool>("lower")
+                                  .Attr<bool>("trans")
+                                  .Attr<bool>("unit_diag"),
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPotrsCuda, batchla_ffi::PotrsImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // c
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Attr<bool>("lower"),
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPosvCuda, batchla_ffi::PosvImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Ret<ffi::AnyBuffer>()  // info
+                                  .Attr<bool>("lower"),
+                              {ffi::Traits::kCmdBufferCompatible});
+
+namespace {
+
+template <typename Fn>
+nanobind::capsule Capsule(Fn* fn) {
+  return nanobind::capsule(reinterpret_cast<void*>(fn));
+}
+
+}  // namespace
+
+NB_MODULE(_cuda, m) {
+  namespace nb = nanobind;
+  m.doc() = "jax_batchla CUDA FFI targets (see bindings/TARGETS.md)";
+  m.def("registrations", []() {
+    nb::dict d;
+    d["batchla_potrf"] = Capsule(BatchlaPotrfCuda);
+    d["batchla_trsm"] = Capsule(BatchlaTrsmCuda);
+    d["batchla_potrs"] = Capsule(BatchlaPotrsCuda);
+    d["batchla_posv"] = Capsule(BatchlaPosvCuda);
+    return d;
+  });
+  m.def(
+      "posv_max_fused_n",
+      [](const std::string& dtype_name) -> int {
+        if (dtype_name == "float32") return batchla::PosvMaxFusedN<float>();
+        if (dtype_name == "float64") return batchla::PosvMaxFusedN<double>();
+        throw nb::value_error(("posv_max_fused_n: dtype must be 'float32' or 'float64', got '" +
+                               dtype_name + "'").c_str());
+      },
+      nb::arg("dtype_name"));
+}

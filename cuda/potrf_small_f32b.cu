@@ -1,0 +1,10 @@
+// potrf / posv, small class (lane per row), float, n = 21 .. 32.
+#include "cuda/potrf_kernels.cuh"
+
+namespace batchla {
+namespace detail {
+static_assert(tuning::kPotrfSmallMaxN == 32, "update the instantiated ranges");
+template cudaError_t SmallRange<float, 21, 32>(cudaStream_t, const float*, const float*, float*, int32_t*,
+                                             int64_t, int, int, bool, bool);
+}  // namespace detail
+}  // namespace batchla
