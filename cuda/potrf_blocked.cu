@@ -1,5 +1,5 @@
 // potrf / posv, blocked classes (block per matrix): medium (shared memory) and large (global).
-#include "cuda/potrf_kernels.cuh"
+#include "cuda/potrf_blocked.cuh"
 
 namespace batchla {
 namespace detail {

@@ -1,5 +1,5 @@
 // potrf / posv, small class (lane per row), double, n = 21 .. 32.
-#include "cuda/potrf_kernels.cuh"
+#include "cuda/potrf_small.cuh"
 
 namespace batchla {
 namespace detail {

@@ -1,5 +1,5 @@
 // potrf / posv, tiny class (thread per matrix), n = 1 .. tuning::kPotrfTinyMaxN.
-#include "cuda/potrf_kernels.cuh"
+#include "cuda/potrf_small.cuh"
 
 namespace batchla {
 namespace detail {

@@ -1,0 +1,319 @@
+// Batched Cholesky (potrf) and fused SPD solve (posv): blocked classes (medium, large).
+// Conventions and failure semantics: see cuda/potrf_small.cuh (the diagonal block of every panel
+// is factored by one warp with the small-class code).
+#pragma once
+
+#include "cuda/potrf_small.cuh"
+
+namespace batchla {
+namespace detail {
+
+// ================================================================================================
+// blocked (medium and large): block of 256 threads per matrix
+// ================================================================================================
+
+constexpr int kNB = tuning::kBlockedNB;  // 32: the diagonal block is one warp's small factor
+constexpr int kNT = tuning::kBlockedThreads;
+static_assert(kNB == 32 && kNT == 256, "blocked kernel assumes 32-wide panels and 16x16 threads");
+
+template <typename T>
+struct BlockedScratch {  // shared-memory scratch besides the matrix / panel
+  T d[kNB * (kNB + 1)];  // diagonal block L_kk, row-major, stride 33
+  T invd[kNB];
+  alignas(16) T tb[kNB * kNB];
+  T dinv[256];  // medium posv: 1 / L[i][i]
+  int info;
+};
+
+// Copies the lower triangle of `src` (n x n, row-major, global; or its upper triangle transposed
+// when `transpose`) to dst (row stride ld), kNT threads, 8 loads in flight per thread.
+// `zero_upper`: also writes 0 to dst's strict upper triangle (dst global, full copy).
+template <typename T>
+__device__ __forceinline__ void LoadLower(const T* src, int n, T* dst, int ld, bool transpose,
+                                          bool zero_upper) {
+  constexpr int kU = 8;
+  const int total = n * n;
+  for (int e0 = threadIdx.x; e0 < total; e0 += kU * kNT) {
+    T v[kU];
+    int at[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int e = e0 + u * kNT;
+      const int i = e / n, j = e - i * n;
+      const bool in = e < total;
+      const bool keep = in && (transpose ? j >= i : j <= i);
+      at[u] = keep ? (transpose ? j * ld + i : i * ld + j) : (in && zero_upper ? -2 - (i * ld + j) : -1);
+      v[u] = T(0);
+      if (keep) v[u] = src[e];
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      if (at[u] >= 0) dst[at[u]] = v[u];
+      else if (at[u] <= -2) dst[-2 - at[u]] = T(0);
+    }
+  }
+}
+
+// Factors the lower triangle of A (n x n, row stride ld; shared or global memory) in place.
+// USE_PT: the panel below the diagonal block is also kept transposed in shared PT[p * pld + i-k]
+// (large path: A in global memory); otherwise the update reads the panel from A (medium path).
+// Sets sc->info (must be 0 on entry) to the first failing pivot; stops at the failing panel.
+template <typename T, bool USE_PT>
+__device__ void BlockedFactor(T* A, int ld, int n, T* PT, int pld, BlockedScratch<T>* sc) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tx = tid & 15, ty = tid >> 4;
+  for (int k = 0; k < n; k += kNB) {
+    const int w = n - k < kNB ? n - k : kNB;
+    // 1. diagonal block: warp 0, lane r holds row k + r (identity rows pad w up to 32)
+    if (warp == 0) {
+      T row[kNB];
+#pragma unroll
+      for (int c = 0; c < kNB; ++c)
+        row[c] = (lane < w && c <= lane) ? A[(k + lane) * ld + k + c] : (c == lane ? T(1) : T(0));
+      T invd;
+      const int inf = SmallFactor<T, kNB, 32, kNB>(row, lane, sc->tb, &invd);
+      if (lane < w) {
+#pragma unroll
+        for (int c = 0; c < kNB; ++c) {
+          if (c <= lane) A[(k + lane) * ld + k + c] = row[c];
+          sc->d[lane * (kNB + 1) + c] = row[c];
+        }
+      }
+      sc->invd[lane] = invd;
+      if (lane == 0 && inf) sc->info = k + inf;
+    }
+    __syncthreads();
+    if (sc->info) return;
+    // 2. panel below: row i solves x L_kk^T = A[i, k:k+w]
+    for (int i = k + w + tid; i < n; i += kNT) {
+      T x[kNB];
+      T* ai = A + static_cast<int64_t>(i) * ld + k;
+#pragma unroll
+      for (int p = 0; p < kNB; ++p) x[p] = p < w ? ai[p] : T(0);
+#pragma unroll
+      for (int p = 0; p < kNB; ++p) {
+        const T xp = x[p] * sc->invd[p];
+        x[p] = xp;
+#pragma unroll
+        for (int q = p + 1; q < kNB; ++q) x[q] = fma(-xp, sc->d[q * (kNB + 1) + p], x[q]);
+      }
+#pragma unroll
+      for (int p = 0; p < kNB; ++p) {
+        if (p < w) {
+          ai[p] = x[p];
+          if constexpr (USE_PT) PT[p * pld + (i - k)] = x[p];
+        }
+      }
+    }
+    __syncthreads();
+    // 3. trailing update A[k0:, k0:] -= P P^T (lower tiles only), P = L[k0:, k:k+w]
+    const int k0 = k + w, m = n - k0;
+    if (m > 0) {
+      const int tiles = (m + 63) >> 6;
+      for (int ti = 0; ti < tiles; ++ti) {
+        for (int tj = 0; tj <= ti; ++tj) {
+          int ri[4], cj[4];
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            const int i = k0 + ti * 64 + ty + 16 * q, j = k0 + tj * 64 + tx + 16 * q;
+            ri[q] = i < n ? i : n - 1;
+            cj[q] = j < n ? j : n - 1;
+          }
+          T acc[4][4];
+          T cpre[USE_PT ? 4 : 1][USE_PT ? 4 : 1];  // large: C loads issued before the k loop
+#pragma unroll
+          for (int qa = 0; qa < 4; ++qa)
+#pragma unroll
+            for (int qb = 0; qb < 4; ++qb) {
+              acc[qa][qb] = T(0);
+              if constexpr (USE_PT) {
+                const int i = k0 + ti * 64 + ty + 16 * qa, j = k0 + tj * 64 + tx + 16 * qb;
+                cpre[qa][qb] = (i < n && j <= i) ? A[static_cast<int64_t>(i) * ld + j] : T(0);
+              }
+            }
+#pragma unroll 4
+          for (int p = 0; p < w; ++p) {
+            T la[4], lb[4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              if constexpr (USE_PT) {
+                la[q] = PT[p * pld + ri[q] - k];
+                lb[q] = PT[p * pld + cj[q] - k];
+              } else {
+                la[q] = A[ri[q] * ld + k + p];
+                lb[q] = A[cj[q] * ld + k + p];
+              }
+            }
+#pragma unroll
+            for (int qa = 0; qa < 4; ++qa)
+#pragma unroll
+              for (int qb = 0; qb < 4; ++qb) acc[qa][qb] = fma(la[qa], lb[qb], acc[qa][qb]);
+          }
+#pragma unroll
+          for (int qa = 0; qa < 4; ++qa) {
+            const int i = k0 + ti * 64 + ty + 16 * qa;
+#pragma unroll
+            for (int qb = 0; qb < 4; ++qb) {
+              const int j = k0 + tj * 64 + tx + 16 * qb;
+              if (i < n && j <= i) {
+                T* c = A + static_cast<int64_t>(i) * ld + j;
+                if constexpr (USE_PT) *c = cpre[qa][qb] - acc[qa][qb];
+                else *c -= acc[qa][qb];
+              }
+            }
+          }
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Warp-level L L^T x = b for one right-hand side column, L lower in shared A (stride ld), lane
+// holds rows lane + 32 m. MAXM * 32 >= n.
+template <typename T, int MAXM>
+__device__ __forceinline__ void WarpCholSolve(const T* A, int ld, int n, const T* dinv, T (&y)[MAXM],
+                                              int lane) {
+#pragma unroll
+  for (int jm = 0; jm < MAXM; ++jm) {
+    if (jm * 32 >= n) break;
+    for (int jl = 0; jl < 32; ++jl) {
+      const int j = jm * 32 + jl;
+      if (j >= n) break;
+      const T xj = ShflIdx(y[jm] * dinv[j], jl);
+      if (lane == jl) y[jm] = xj;
+#pragma unroll
+      for (int m = jm; m < MAXM; ++m) {
+        const int i = m * 32 + lane;
+        if (i > j && i < n) y[m] = fma(-A[i * ld + j], xj, y[m]);
+      }
+    }
+  }
+#pragma unroll
+  for (int jm = MAXM - 1; jm >= 0; --jm) {
+    if (jm * 32 >= n) continue;
+    for (int jl = 31; jl >= 0; --jl) {
+      const int j = jm * 32 + jl;
+      if (j >= n) continue;
+      const T xj = ShflIdx(y[jm] * dinv[j], jl);
+      if (lane == jl) y[jm] = xj;
+#pragma unroll
+      for (int m = 0; m <= jm; ++m) {
+        const int i = m * 32 + lane;
+        if (i < j) y[m] = fma(-A[j * ld + i], xj, y[m]);
+      }
+    }
+  }
+}
+
+template <typename T>
+__host__ __device__ constexpr int MediumLd(int n) { return n | 1; }
+template <typename T>
+__host__ __device__ constexpr size_t MediumSmemBytes(int n) {
+  return RoundUp(n * MediumLd<T>(n) * int(sizeof(T)), 16) + sizeof(BlockedScratch<T>);
+}
+template <typename T>
+__host__ __device__ constexpr size_t LargeSmemBytes(int n) {
+  return RoundUp(kNB * n * int(sizeof(T)), 16) + sizeof(BlockedScratch<T>);
+}
+
+// medium: whole matrix in shared memory. POSV: out = X (n x k); else out = L.
+template <typename T, bool POSV>
+__global__ void __launch_bounds__(kNT, 2)
+    MediumKernel(const T* a, const T* b, T* out, int32_t* info, int64_t batch, int n, int k,
+                 bool lower) {
+  extern __shared__ __align__(16) unsigned char smraw[];
+  const int ld = MediumLd<T>(n);
+  T* A = reinterpret_cast<T*>(smraw);
+  auto* sc = reinterpret_cast<BlockedScratch<T>*>(smraw + RoundUp(n * ld * int(sizeof(T)), 16));
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t nn = static_cast<int64_t>(n) * n;
+  for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x) {
+    const T* am = a + mat * nn;
+    LoadLower<T>(am, n, A, ld, POSV && !lower, false);  // upper of A -> lower when transposed
+    if (tid == 0) sc->info = 0;
+    __syncthreads();
+    BlockedFactor<T, false>(A, ld, n, nullptr, 0, sc);
+    __syncthreads();
+    const int inf = sc->info;
+    if (tid == 0) info[mat] = inf;
+    if constexpr (POSV) {
+      for (int i = tid; i < n; i += kNT) sc->dinv[i] = T(1) / A[i * ld + i];
+      __syncthreads();
+    }
+    if constexpr (!POSV) {
+      T* om = out + mat * nn;
+      for (int i = warp; i < n; i += kNT / 32)
+        for (int j = lane; j < n; j += 32)
+          om[static_cast<int64_t>(i) * n + j] =
+              j <= i ? (inf ? Scalar<T>::NaN() : A[i * ld + j]) : T(0);
+    } else {
+      constexpr int MAXM = (tuning::kSmemMaxNF32 + 31) / 32;
+      const int64_t base = mat * n * static_cast<int64_t>(k);
+      for (int cc = warp; cc < k; cc += kNT / 32) {
+        T y[MAXM];
+#pragma unroll
+        for (int m = 0; m < MAXM; ++m) {
+          const int i = m * 32 + lane;
+          y[m] = i < n ? b[base + static_cast<int64_t>(i) * k + cc] : T(0);
+        }
+        if (!inf) WarpCholSolve<T, MAXM>(A, ld, n, sc->dinv, y, lane);
+#pragma unroll
+        for (int m = 0; m < MAXM; ++m) {
+          const int i = m * 32 + lane;
+          if (i < n) out[base + static_cast<int64_t>(i) * k + cc] = inf ? Scalar<T>::NaN() : y[m];
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// large: factor in place in global memory (out = L), panel transposed in shared memory.
+template <typename T>
+__global__ void __launch_bounds__(kNT)
+    LargeKernel(const T* a, T* l, int32_t* info, int64_t batch, int n) {
+  extern __shared__ __align__(16) unsigned char smraw[];
+  const int pld = n;
+  T* PT = reinterpret_cast<T*>(smraw);
+  auto* sc = reinterpret_cast<BlockedScratch<T>*>(smraw + RoundUp(kNB * n * int(sizeof(T)), 16));
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t nn = static_cast<int64_t>(n) * n;
+  for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x) {
+    const T* am = a + mat * nn;
+    T* lm = l + mat * nn;
+    LoadLower<T>(am, n, lm, n, false, true);  // same thread reads and writes: a == l is fine
+    if (tid == 0) sc->info = 0;
+    __syncthreads();
+    BlockedFactor<T, true>(lm, n, n, PT, pld, sc);
+    __syncthreads();
+    const int inf = sc->info;
+    if (tid == 0) info[mat] = inf;
+    if (inf) {
+      for (int i = warp; i < n; i += kNT / 32)
+        for (int j = lane; j <= i; j += 32) lm[static_cast<int64_t>(i) * n + j] = Scalar<T>::NaN();
+    }
+    __syncthreads();
+  }
+}
+
+template <typename T>
+cudaError_t BlockedLaunch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info,
+                          int64_t batch, int n, int k, bool lower, bool posv, bool medium) {
+  if (medium) {
+    const size_t smem = MediumSmemBytes<T>(n);
+    auto kern = posv ? MediumKernel<T, true> : MediumKernel<T, false>;
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+    if (e != cudaSuccess) return e;
+    kern<<<GridFor(batch), kNT, smem, s>>>(a, b, out, info, batch, n, k, lower);
+  } else {
+    const size_t smem = LargeSmemBytes<T>(n);
+    cudaError_t e = cudaFuncSetAttribute(LargeKernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+    if (e != cudaSuccess) return e;
+    LargeKernel<T><<<GridFor(batch), kNT, smem, s>>>(a, out, info, batch, n);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace detail
+}  // namespace batchla
