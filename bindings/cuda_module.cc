@@ -22,13 +22,6 @@ namespace {
 using ffi::AnyBuffer;
 using ffi::Result;
 
-// The kernels take n and k as int: larger orders are refused (they could never fit on the GPU).
-ffi::Error IntSized(const char* op, const MatrixShape& s, const char* name) {
-  if (s.rows > INT32_MAX || s.cols > INT32_MAX)
-    return ShapeError(Operand(op, name) + " has a dimension over 2^31 - 1");
-  return ffi::Error::Success();
-}
-
 // The one launch step shared by all handlers: dispatch once on the dtype, launch the kernel of
 // cuda/launch.h (launch(T{}) returns its cudaError_t), report CUDA errors as Internal.
 template <typename Launch>
@@ -45,11 +38,8 @@ ffi::Error Run(const char* op, ffi::DataType dtype, Launch&& launch) {
 ffi::Error PotrfImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info,
                      bool symmetrize) {
   constexpr const char* kOp = "batchla_potrf";
-  auto as = SquareOperand(kOp, a, "a");
+  auto as = CheckFactor(kOp, a, *l, "l", *info);
   if (!as) return as.error();
-  if (auto e = IntSized(kOp, *as, "a"); e.failure()) return e;
-  if (auto e = SameAs(kOp, *l, "l", a, "a"); e.failure()) return e;
-  if (auto e = InfoOperand(kOp, *info, a); e.failure()) return e;
   return Run(kOp, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchPotrf<T>(stream, DataAs<T>(a), DataAs<T>(l), DataAs<int32_t>(info),
@@ -60,15 +50,11 @@ ffi::Error PotrfImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> l, Resu
 ffi::Error TrsmImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, bool lower,
                     bool trans, bool unit_diag) {
   constexpr const char* kOp = "batchla_trsm";
-  auto as = SquareOperand(kOp, a, "a");
-  if (!as) return as.error();
-  auto bs = RhsOperand(kOp, b, "b", a, *as);
+  auto bs = CheckSolve(kOp, a, "a", b, *x);
   if (!bs) return bs.error();
-  if (auto e = IntSized(kOp, *bs, "b"); e.failure()) return e;
-  if (auto e = SameAs(kOp, *x, "x", b, "b"); e.failure()) return e;
   return Run(kOp, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
-    return batchla::LaunchTrsm<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x), as->batch,
+    return batchla::LaunchTrsm<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x), bs->batch,
                                   static_cast<int>(bs->rows), static_cast<int>(bs->cols), lower,
                                   trans, unit_diag);
   });
@@ -76,15 +62,11 @@ ffi::Error TrsmImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuf
 
 ffi::Error PotrsImpl(cudaStream_t stream, AnyBuffer c, AnyBuffer b, Result<AnyBuffer> x, bool lower) {
   constexpr const char* kOp = "batchla_potrs";
-  auto cs = SquareOperand(kOp, c, "c");
-  if (!cs) return cs.error();
-  auto bs = RhsOperand(kOp, b, "b", c, *cs);
+  auto bs = CheckSolve(kOp, c, "c", b, *x);
   if (!bs) return bs.error();
-  if (auto e = IntSized(kOp, *bs, "b"); e.failure()) return e;
-  if (auto e = SameAs(kOp, *x, "x", b, "b"); e.failure()) return e;
   return Run(kOp, c.element_type(), [&](auto zero) {
     using T = decltype(zero);
-    return batchla::LaunchPotrs<T>(stream, DataAs<T>(c), DataAs<T>(b), DataAs<T>(x), cs->batch,
+    return batchla::LaunchPotrs<T>(stream, DataAs<T>(c), DataAs<T>(b), DataAs<T>(x), bs->batch,
                                    static_cast<int>(bs->rows), static_cast<int>(bs->cols), lower);
   });
 }
@@ -92,17 +74,12 @@ ffi::Error PotrsImpl(cudaStream_t stream, AnyBuffer c, AnyBuffer b, Result<AnyBu
 ffi::Error PosvImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x,
                     Result<AnyBuffer> info, bool lower) {
   constexpr const char* kOp = "batchla_posv";
-  auto as = SquareOperand(kOp, a, "a");
-  if (!as) return as.error();
-  auto bs = RhsOperand(kOp, b, "b", a, *as);
+  auto bs = CheckSolve(kOp, a, "a", b, *x, &*info);
   if (!bs) return bs.error();
-  if (auto e = IntSized(kOp, *bs, "b"); e.failure()) return e;
-  if (auto e = SameAs(kOp, *x, "x", b, "b"); e.failure()) return e;
-  if (auto e = InfoOperand(kOp, *info, a); e.failure()) return e;
   return Run(kOp, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchPosv<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x),
-                                  DataAs<int32_t>(info), as->batch, static_cast<int>(bs->rows),
+                                  DataAs<int32_t>(info), bs->batch, static_cast<int>(bs->rows),
                                   static_cast<int>(bs->cols), lower);
   });
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "bindings/ffi_common.h"
@@ -76,6 +77,43 @@ inline ffi::Error InfoOperand(const char* op, const ffi::AnyBuffer& info, const 
     return ShapeError(Operand(op, "info") + " must be int32");
   }
   return ffi::Error::Success();
+}
+
+// Orders and column counts reach the kernels as int: larger ones are refused (they could never fit).
+inline ffi::Error IntSized(const char* op, const MatrixShape& s, const char* name) {
+  if (s.rows > INT32_MAX || s.cols > INT32_MAX)
+    return ShapeError(Operand(op, name) + " has a dimension over 2^31 - 1");
+  return ffi::Error::Success();
+}
+
+// The checks of a factorization a (..., n, n) -> out (like a), info (...) int32.
+inline ffi::ErrorOr<MatrixShape> CheckFactor(const char* op, const ffi::AnyBuffer& a,
+                                             const ffi::AnyBuffer& out, const char* out_name,
+                                             const ffi::AnyBuffer& info) {
+  auto as = SquareOperand(op, a, "a");
+  if (!as) return as;
+  if (auto e = IntSized(op, *as, "a"); e.failure()) return ffi::Unexpected(e);
+  if (auto e = SameAs(op, out, out_name, a, "a"); e.failure()) return ffi::Unexpected(e);
+  if (auto e = InfoOperand(op, info, a); e.failure()) return ffi::Unexpected(e);
+  return as;
+}
+
+// The checks of a solve with a matrix operand (..., n, n) named `a_name`, b (..., n, k) -> x
+// (like b) and, where the op has one, info (...) int32. Returns b's shape (batch, n, k).
+inline ffi::ErrorOr<MatrixShape> CheckSolve(const char* op, const ffi::AnyBuffer& a,
+                                            const char* a_name, const ffi::AnyBuffer& b,
+                                            const ffi::AnyBuffer& x,
+                                            const ffi::AnyBuffer* info = nullptr) {
+  auto as = SquareOperand(op, a, a_name);
+  if (!as) return as;
+  auto bs = RhsOperand(op, b, "b", a, *as);
+  if (!bs) return bs;
+  if (auto e = IntSized(op, *bs, "b"); e.failure()) return ffi::Unexpected(e);
+  if (auto e = SameAs(op, x, "x", b, "b"); e.failure()) return ffi::Unexpected(e);
+  if (info) {
+    if (auto e = InfoOperand(op, *info, a); e.failure()) return ffi::Unexpected(e);
+  }
+  return bs;
 }
 
 }  // namespace batchla_ffi

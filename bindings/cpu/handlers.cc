@@ -37,10 +37,8 @@ void SymmetrizeLower(const T* a, T* l, int64_t n) {
 
 ffi::Error PotrfImpl(AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info, bool symmetrize) {
   constexpr const char* kOp = "batchla_potrf";
-  auto as = SquareOperand(kOp, a, "a");
+  auto as = CheckFactor(kOp, a, *l, "l", *info);
   if (!as) return as.error();
-  if (auto e = SameAs(kOp, *l, "l", a, "a"); e.failure()) return e;
-  if (auto e = InfoOperand(kOp, *info, a); e.failure()) return e;
   return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
     using T = decltype(zero);
     const int64_t n = as->rows, nn = n * n;
@@ -62,18 +60,15 @@ ffi::Error PotrfImpl(AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info, b
 ffi::Error TrsmImpl(AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, bool lower, bool trans,
                     bool unit_diag) {
   constexpr const char* kOp = "batchla_trsm";
-  auto as = SquareOperand(kOp, a, "a");
-  if (!as) return as.error();
-  auto bs = RhsOperand(kOp, b, "b", a, *as);
+  auto bs = CheckSolve(kOp, a, "a", b, *x);
   if (!bs) return bs.error();
-  if (auto e = SameAs(kOp, *x, "x", b, "b"); e.failure()) return e;
   return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
     using T = decltype(zero);
-    const int64_t n = as->rows, k = bs->cols, nn = n * n, nk = n * k;
+    const int64_t n = bs->rows, k = bs->cols, nn = n * n, nk = n * k;
     const T* pa = DataAs<const T>(a);
     const T* pb = DataAs<const T>(b);
     T* px = DataAs<T>(x);
-    for (int64_t m = 0; m < as->batch; ++m) {
+    for (int64_t m = 0; m < bs->batch; ++m) {
       CopyRhs(pb + m * nk, px + m * nk, nk);
       batchla::cpu::TrsmInPlace(pa + m * nn, px + m * nk, n, k, lower, trans, unit_diag);
     }
@@ -83,18 +78,15 @@ ffi::Error TrsmImpl(AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, bool lower, b
 
 ffi::Error PotrsImpl(AnyBuffer c, AnyBuffer b, Result<AnyBuffer> x, bool lower) {
   constexpr const char* kOp = "batchla_potrs";
-  auto cs = SquareOperand(kOp, c, "c");
-  if (!cs) return cs.error();
-  auto bs = RhsOperand(kOp, b, "b", c, *cs);
+  auto bs = CheckSolve(kOp, c, "c", b, *x);
   if (!bs) return bs.error();
-  if (auto e = SameAs(kOp, *x, "x", b, "b"); e.failure()) return e;
   return DispatchFloat(c.element_type(), kOp, [&](auto zero) {
     using T = decltype(zero);
-    const int64_t n = cs->rows, k = bs->cols, nn = n * n, nk = n * k;
+    const int64_t n = bs->rows, k = bs->cols, nn = n * n, nk = n * k;
     const T* pc = DataAs<const T>(c);
     const T* pb = DataAs<const T>(b);
     T* px = DataAs<T>(x);
-    for (int64_t m = 0; m < cs->batch; ++m) {
+    for (int64_t m = 0; m < bs->batch; ++m) {
       CopyRhs(pb + m * nk, px + m * nk, nk);
       batchla::cpu::PotrsInPlace(pc + m * nn, px + m * nk, n, k, lower);
     }
@@ -105,22 +97,18 @@ ffi::Error PotrsImpl(AnyBuffer c, AnyBuffer b, Result<AnyBuffer> x, bool lower) 
 ffi::Error PosvImpl(AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, Result<AnyBuffer> info,
                     bool lower) {
   constexpr const char* kOp = "batchla_posv";
-  auto as = SquareOperand(kOp, a, "a");
-  if (!as) return as.error();
-  auto bs = RhsOperand(kOp, b, "b", a, *as);
+  auto bs = CheckSolve(kOp, a, "a", b, *x, &*info);
   if (!bs) return bs.error();
-  if (auto e = SameAs(kOp, *x, "x", b, "b"); e.failure()) return e;
-  if (auto e = InfoOperand(kOp, *info, a); e.failure()) return e;
   return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
     using T = decltype(zero);
-    const int64_t n = as->rows, k = bs->cols, nn = n * n, nk = n * k;
+    const int64_t n = bs->rows, k = bs->cols, nn = n * n, nk = n * k;
     const T* pa = DataAs<const T>(a);
     const T* pb = DataAs<const T>(b);
     T* px = DataAs<T>(x);
     int32_t* pinfo = DataAs<int32_t>(info);
     // One n x n factor scratch per call (host memory, as jaxlib's LAPACK handlers do).
-    std::vector<T> work(as->batch > 0 ? static_cast<size_t>(nn) : 0);
-    for (int64_t m = 0; m < as->batch; ++m) {
+    std::vector<T> work(bs->batch > 0 ? static_cast<size_t>(nn) : 0);
+    for (int64_t m = 0; m < bs->batch; ++m) {
       CopyRhs(pb + m * nk, px + m * nk, nk);
       pinfo[m] = batchla::cpu::PosvInPlace(pa + m * nn, px + m * nk, work.data(), n, k, lower);
     }
