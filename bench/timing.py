@@ -54,6 +54,14 @@ def time_torch(torch, f: Callable, args: tuple, reps: int = 20, target_s: float 
 def copy_bandwidth(nbytes: int, reps: int = 20) -> float:
     """Device-to-device copy bandwidth in bytes/s (read + write counted) of a jitted `x + 1`."""
     import jax.numpy as jnp
-    x = jax.block_until_ready(jnp.zeros(max(1, nbytes // 4), jnp.float32))
+    x = jax.random.uniform(jax.random.PRNGKey(0), (max(1, nbytes // 4),), jnp.float32)
     t = time_jax(jax.jit(lambda x: x + 1), (x,), reps=reps, budget_s=5.0)["seconds"]
     return 2 * x.size * 4 / t
+
+
+def torch_copy_bandwidth(torch, nbytes: int, reps: int = 20) -> float:
+    """The same through torch's device-to-device `copy_` (often closer to the memory's peak)."""
+    src = torch.rand(max(1, nbytes // 4), device="cuda")
+    dst = torch.empty_like(src)
+    t = time_torch(torch, lambda: dst.copy_(src), (), reps=reps, budget_s=5.0)["seconds"]
+    return 2 * src.numel() * 4 / t
