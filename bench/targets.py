@@ -1,0 +1,49 @@
+"""Checks a benchmark JSON against the speed targets of the issues and prints a markdown table.
+
+Usage: python3 -m bench.targets bench/results/nvidia-h200.json
+Each target: (op, predicate on n, metric, threshold). Metrics: 'fraction' (of the roofline) or
+'x_jnp' (jnp time / our time in the same run).
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+TARGETS = [  # issue 3: the Cholesky family
+    ("cholesky", lambda n: n <= 32, "fraction", 0.5),
+    ("cholesky", lambda n: 64 <= n <= 128, "fraction", 0.3),
+    ("cholesky", lambda n: n in (256, 512), "x_jnp", 2.0),
+    ("cho_solve", lambda n: n <= 256, "fraction", 0.5),
+    ("solve_triangular", lambda n: n <= 256, "fraction", 0.5),
+    ("posv", lambda n: n <= 64, "x_jnp", 5.0),
+]
+
+
+def evaluate(rows):
+    by_key = {(r["lib"], r["op"], r["dtype"], r["n"]): r for r in rows}
+    out = []
+    for op, in_range, metric, threshold in TARGETS:
+        for (lib, o, dtype, n), r in sorted(by_key.items(), key=lambda kv: (kv[0][2], kv[0][3])):
+            if lib != "ours" or o != op or not in_range(n) or r.get("seconds") is None:
+                continue
+            if metric == "fraction":
+                value = r["roofline_fraction"]
+            else:
+                peer = by_key.get(("jnp", op, dtype, n), {}).get("seconds")
+                value = peer / r["seconds"] if peer else float("nan")
+            out.append((op, dtype, n, metric, threshold, value, value >= threshold))
+    return out
+
+
+def main(path):
+    rows = json.load(open(path))["rows"]
+    results = evaluate(rows)
+    print("| op | dtype | n | metric | target | measured | met |\n|---|---|---:|---|---:|---:|---|")
+    for op, dtype, n, metric, threshold, value, ok in results:
+        print(f"| {op} | {dtype} | {n} | {metric} | {threshold:g} | {value:.2f} | {'yes' if ok else 'NO'} |")
+    missed = sum(not r[-1] for r in results)
+    print(f"\n{len(results) - missed} of {len(results)} target rows met")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "bench/results/nvidia-h200.json")
