@@ -32,3 +32,4 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
   cat "$OUT/nvidia-h200.md" 2>/dev/null || tail -30 "$OUT/bench.log"
 fi
 step done
+python3 -m bench.targets "$OUT/nvidia-h200.json" 2>/dev/null | tail -40

@@ -110,3 +110,20 @@ def test_other_assume_a_forward_to_jax(device):
     for assume_a in ("gen", "sym"):
         np.testing.assert_allclose(np.asarray(bsl.solve(a, b, assume_a=assume_a)),
                                    np.asarray(jnp.linalg.solve(a, b)), rtol=1e-8)
+
+
+def test_beyond_the_tuned_sizes(device):
+    """n past the kernels' size classes still works (the CUDA lowering falls back where needed)."""
+    rng = np.random.default_rng(10)
+    n = 600
+    a = spd(rng, (1,), n, np.float64)
+    b = rng.standard_normal((1, n, 2))
+    l = np.asarray(jax.jit(lambda a: jnp.linalg.cholesky(a))(a))
+    ours = np.asarray(jax.jit(bsl.cholesky, static_argnames="lower")(a, lower=True))
+    np.testing.assert_allclose(ours, l, rtol=1e-8, atol=1e-10)
+    x = np.asarray(bsl.solve(a, b, assume_a="pos"))
+    assert solve_residual(a, x, b, np.float64) <= THRESHOLD
+    x = np.asarray(bsl.cho_solve((ours, True), b))
+    assert solve_residual(a, x, b, np.float64) <= THRESHOLD
+    x = np.asarray(bsl.solve_triangular(ours, b, lower=True, trans=1))
+    assert solve_residual(np.swapaxes(ours, -1, -2), x, b, np.float64) <= THRESHOLD

@@ -1,7 +1,7 @@
 // Standalone check of LaunchTrsm / LaunchPotrs (cuda/launch.h) on a GPU: scaled residuals against
 // a host computation in double, poisoned outputs, NaN in every element the kernel must not read,
 // batch 0, a zero pivot mixed into a batch (its neighbours must be bit-identical to a clean run),
-// and a timing table (k = 1, 256 MiB batches) in GB/s and as a fraction of 4.24 TB/s.
+// and a timing table (k = 1, 256 MiB batches, n = 1..16, 20..32 by 4, 64..512) in GB/s and as a fraction of 4.24 TB/s.
 // Build: tests/cuda/run_checks.sh check_solves. Exits non-zero on any failure.
 //
 // Row-major throughout: element (i, j) of matrix m at m*n*n + i*n + j; B, X (n x k) at m*n*k + i*k + c.
@@ -151,20 +151,21 @@ cudaError_t Launch(const Variant& v, const T* a, const T* b, T* x, int64_t batch
 }
 
 // Runs one variant on the device; returns X (poisoned with NaN before the launch).
+// `off` elements of offset on a, b and x (off = 1: pointers not 16-byte aligned).
 template <typename T>
 std::vector<T> RunDevice(const Variant& v, const std::vector<T>& A, const std::vector<T>& B,
-                         int64_t batch, int n, int k) {
+                         int64_t batch, int n, int k, int off = 0) {
   T *da, *db, *dx;
-  CK(cudaMalloc(&da, std::max<size_t>(1, A.size()) * sizeof(T)));
-  CK(cudaMalloc(&db, std::max<size_t>(1, B.size()) * sizeof(T)));
-  CK(cudaMalloc(&dx, std::max<size_t>(1, B.size()) * sizeof(T)));
-  CK(cudaMemcpy(da, A.data(), A.size() * sizeof(T), cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(db, B.data(), B.size() * sizeof(T), cudaMemcpyHostToDevice));
-  CK(cudaMemset(dx, 0xff, B.size() * sizeof(T)));  // NaN poison
-  CK(Launch<T>(v, da, db, dx, batch, n, k));
+  CK(cudaMalloc(&da, (std::max<size_t>(1, A.size()) + off) * sizeof(T)));
+  CK(cudaMalloc(&db, (std::max<size_t>(1, B.size()) + off) * sizeof(T)));
+  CK(cudaMalloc(&dx, (std::max<size_t>(1, B.size()) + off) * sizeof(T)));
+  CK(cudaMemcpy(da + off, A.data(), A.size() * sizeof(T), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(db + off, B.data(), B.size() * sizeof(T), cudaMemcpyHostToDevice));
+  CK(cudaMemset(dx, 0xff, (B.size() + off) * sizeof(T)));  // NaN poison
+  CK(Launch<T>(v, da + off, db + off, dx + off, batch, n, k));
   CK(cudaDeviceSynchronize());
   std::vector<T> X(B.size());
-  CK(cudaMemcpy(X.data(), dx, X.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(X.data(), dx + off, X.size() * sizeof(T), cudaMemcpyDeviceToHost));
   CK(cudaFree(da));
   CK(cudaFree(db));
   CK(cudaFree(dx));
@@ -172,11 +173,11 @@ std::vector<T> RunDevice(const Variant& v, const std::vector<T>& A, const std::v
 }
 
 template <typename T>
-double CheckCase(const Variant& v, int n, int k, int64_t batch, uint64_t seed) {
+double CheckCase(const Variant& v, int n, int k, int64_t batch, uint64_t seed, int off = 0) {
   std::vector<T> A, B;
   MakeBase<T>(n, k, batch, seed, A, B);
   Mask<T>(v, n, batch, A);
-  const std::vector<T> X = RunDevice<T>(v, A, B, batch, n, k);
+  const std::vector<T> X = RunDevice<T>(v, A, B, batch, n, k, off);
   const double eps = std::numeric_limits<T>::epsilon();
   double worst = 0;
   std::vector<double> a(size_t(n) * n), b(size_t(n) * k), x(size_t(n) * k);
@@ -254,8 +255,12 @@ void CheckAll() {
   for (int n : {4, 32, 100})
     for (size_t vi = 0; vi < variants.size(); ++vi)
       worst[vi] = std::max(worst[vi], CheckCase<T>(variants[vi], n, 300, 3, seed++));
+  // pointers off 16-byte alignment (the staged kernels' scalar fallback), odd batch
+  for (int n : {2, 3, 4, 8, 13, 16, 24})
+    for (size_t vi = 0; vi < variants.size(); ++vi)
+      worst[vi] = std::max(worst[vi], CheckCase<T>(variants[vi], n, 1, 517, seed++, /*off=*/1));
   std::printf("%s worst scaled residual (threshold %.0f) over n in 1..40,64,100,128,200,256,384,512, "
-              "k in {1,3,17,300}:\n", tn, kThreshold);
+              "k in {1,3,17,300}, unaligned:\n", tn, kThreshold);
   for (size_t vi = 0; vi < variants.size(); ++vi)
     std::printf("  %-10s %8.3f\n", variants[vi].Name().c_str(), worst[vi]);
   // zero pivot (non-unit variants)
@@ -330,7 +335,10 @@ void TimeAll() {
               tn, sizeof(T));
   std::printf("  %-10s %5s %9s %10s %9s %6s\n", "op", "n", "batch", "time(us)", "GB/s", "frac");
   const Variant ops[3] = {{false, true, false, false}, {false, true, true, false}, {true, true, false, false}};
-  for (int n : {2, 4, 8, 16, 32, 64, 128, 256, 512}) {
+  std::vector<int> tns;
+  for (int n = 1; n <= 16; ++n) tns.push_back(n);
+  for (int n : {20, 24, 28, 32, 64, 128, 256, 512}) tns.push_back(n);
+  for (int n : tns) {
     const int64_t batch = int64_t(budget / ((size_t(n) * n + n) * sizeof(T)));
     const int64_t acount = batch * n * n, bcount = batch * n;
     FillKernel<T><<<1024, 256>>>(da, acount, n, true);
@@ -365,9 +373,13 @@ void TimeAll() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --no-timing: checks only; --timing-only: timing table only (benchmark variants)
   const bool timing = !(argc > 1 && std::strcmp(argv[1], "--no-timing") == 0);
-  CheckAll<float>();
-  CheckAll<double>();
+  const bool checks = !(argc > 1 && std::strcmp(argv[1], "--timing-only") == 0);
+  if (checks) {
+    CheckAll<float>();
+    CheckAll<double>();
+  }
   if (timing) {
     TimeAll<float>();
     TimeAll<double>();
