@@ -20,7 +20,7 @@ constexpr int kLargeMaxN = 1024;  // panel of 32 x n must fit in shared memory (
 
 template <typename T>
 cudaError_t Dispatch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info, int64_t batch,
-                     int n, int k, bool lower, bool posv) {
+                     int n, int k, int mode, bool posv) {
   using namespace detail;
   if (n < 0 || batch < 0 || k < 0) return cudaErrorInvalidValue;
   if (posv && n > SmemMaxN<T>()) return cudaErrorInvalidValue;
@@ -30,24 +30,13 @@ cudaError_t Dispatch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* in
     cudaMemsetAsync(info, 0, sizeof(int32_t) * batch, s);
     return cudaGetLastError();
   }
-  if (n <= tuning::kPotrfTinyMaxN) return TinyRange<T, 1, 8>(s, a, b, out, info, batch, n, k, lower, posv);
-  if (n <= 20) return SmallRange<T, 9, 20>(s, a, b, out, info, batch, n, k, lower, posv);
+  if (n <= tuning::kPotrfTinyMaxN) return TinyRange<T, 1, 8>(s, a, b, out, info, batch, n, k, mode, posv);
+  if (n <= 20) return SmallRange<T, 9, 20>(s, a, b, out, info, batch, n, k, mode, posv);
   if (n <= tuning::kPotrfSmallMaxN)
-    return SmallRange<T, 21, 32>(s, a, b, out, info, batch, n, k, lower, posv);
+    return SmallRange<T, 21, 32>(s, a, b, out, info, batch, n, k, mode, posv);
+  if (n <= tuning::kPotrfWideMaxN) return WideLaunch<T>(s, a, b, out, info, batch, n, k, mode, posv);
   const bool medium = posv || n <= PotrfMediumMaxN<T>();
-  return BlockedLaunch<T>(s, a, b, out, info, batch, n, k, lower, posv, medium);
-}
-
-// out's lower triangle = (A + A^T) / 2 (its upper triangle is left as is; potrf never reads it).
-template <typename T>
-__global__ void SymmetrizeLowerKernel(const T* __restrict__ a, T* __restrict__ out, int64_t total, int n) {
-  const int64_t nn = int64_t(n) * n;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
-       e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t m = e / nn;
-    const int r = int(e - m * nn), i = r / n, j = r - i * n;
-    if (j <= i) out[e] = (a[e] + a[m * nn + int64_t(j) * n + i]) / T(2);
-  }
+  return BlockedLaunch<T>(s, a, b, out, info, batch, n, k, mode, posv, medium);
 }
 
 }  // namespace
@@ -55,18 +44,14 @@ __global__ void SymmetrizeLowerKernel(const T* __restrict__ a, T* __restrict__ o
 template <typename T>
 cudaError_t LaunchPotrf(cudaStream_t stream, const T* a, T* l, int32_t* info, int64_t batch, int n,
                         bool symmetrize) {
-  if (symmetrize && batch > 0 && n > 0) {
-    // TODO(perf): fuse into the size-class loads; this costs one extra pass over the batch.
-    const int64_t total = batch * int64_t(n) * n;
-    SymmetrizeLowerKernel<T><<<detail::GridFor(detail::CeilDiv(total, 256)), 256, 0, stream>>>(a, l, total, n);
-    a = l;
-  }
-  return Dispatch<T>(stream, a, nullptr, l, info, batch, n, 0, true, false);
+  // symmetrize: every size class forms (a_ij + a_ji) / 2 on its load (no pre-pass).
+  return Dispatch<T>(stream, a, nullptr, l, info, batch, n, 0,
+                     symmetrize ? detail::kLoadSym : detail::kLoadLower, false);
 }
 template <typename T>
 cudaError_t LaunchPosv(cudaStream_t stream, const T* a, const T* b, T* x, int32_t* info,
                        int64_t batch, int n, int k, bool lower) {
-  return Dispatch<T>(stream, a, b, x, info, batch, n, k, lower, true);
+  return Dispatch<T>(stream, a, b, x, info, batch, n, k, lower ? detail::kLoadLower : detail::kLoadUpper, true);
 }
 template <typename T>
 int PosvMaxFusedN() {

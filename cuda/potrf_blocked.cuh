@@ -28,9 +28,10 @@ struct BlockedScratch {  // shared-memory scratch besides the matrix / panel
 // Copies the lower triangle of `src` (n x n, row-major, global; or its upper triangle transposed
 // when `transpose`) to dst (row stride ld), kNT threads, 8 loads in flight per thread.
 // `zero_upper`: also writes 0 to dst's strict upper triangle (dst global, full copy).
+// `full`: copy every element untransposed (kLoadSym; the caller then symmetrizes on chip).
 template <typename T>
 __device__ __forceinline__ void LoadLower(const T* src, int n, T* dst, int ld, bool transpose,
-                                          bool zero_upper) {
+                                          bool zero_upper, bool full = false) {
   constexpr int kU = 8;
   const int total = n * n;
   for (int e0 = threadIdx.x; e0 < total; e0 += kU * kNT) {
@@ -41,7 +42,7 @@ __device__ __forceinline__ void LoadLower(const T* src, int n, T* dst, int ld, b
       const int e = e0 + u * kNT;
       const int i = e / n, j = e - i * n;
       const bool in = e < total;
-      const bool keep = in && (transpose ? j >= i : j <= i);
+      const bool keep = in && (full || (transpose ? j >= i : j <= i));
       at[u] = keep ? (transpose ? j * ld + i : i * ld + j) : (in && zero_upper ? -2 - (i * ld + j) : -1);
       v[u] = T(0);
       if (keep) v[u] = src[e];
@@ -52,6 +53,50 @@ __device__ __forceinline__ void LoadLower(const T* src, int n, T* dst, int ld, b
       else if (at[u] <= -2) dst[-2 - at[u]] = T(0);
     }
   }
+}
+
+// Lower triangle of A (shared, row stride ld, full matrix staged) = (A + A^T) / 2, in place:
+// every write is to the lower triangle, every other read to the (untouched) upper one.
+template <typename T>
+__device__ __forceinline__ void SymmetrizeSmem(T* A, int ld, int n) {
+  for (int i = threadIdx.x / 32; i < n; i += kNT / 32)
+    for (int j = threadIdx.x % 32; j <= i; j += 32) A[i * ld + j] = (A[i * ld + j] + A[j * ld + i]) / T(2);
+}
+// dst (global, n x n) = lower triangle of (src + src^T) / 2, zeros above; 32 x 32 tile pairs
+// through shared `buf` (>= 2 * 32 * 33 elements) so both reads are coalesced. dst != src.
+template <typename T>
+__device__ void SymmetrizeToGlobal(const T* __restrict__ src, int n, T* __restrict__ dst, T* buf) {
+  T* X = buf;
+  T* Y = buf + 32 * 33;
+  const int tid = threadIdx.x, nt = (n + 31) / 32;
+  constexpr int kQ = 32 * 32 / kNT;
+  for (int I = 0; I < nt; ++I)
+    for (int J = 0; J <= I; ++J) {
+      T vx[kQ], vy[kQ];
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const int e = tid + q * kNT, rr = e >> 5, cc = e & 31;
+        const int i = I * 32 + rr, j = J * 32 + cc, i2 = J * 32 + rr, j2 = I * 32 + cc;
+        vx[q] = (i < n && j < n) ? src[static_cast<int64_t>(i) * n + j] : T(0);
+        vy[q] = (i2 < n && j2 < n) ? src[static_cast<int64_t>(i2) * n + j2] : T(0);
+      }
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const int e = tid + q * kNT, rr = e >> 5, cc = e & 31;
+        X[rr * 33 + cc] = vx[q];
+        Y[rr * 33 + cc] = vy[q];
+      }
+      __syncthreads();
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const int e = tid + q * kNT, rr = e >> 5, cc = e & 31;
+        const int i = I * 32 + rr, j = J * 32 + cc;
+        if (i < n && j < n) dst[static_cast<int64_t>(i) * n + j] = j <= i ? (X[rr * 33 + cc] + Y[cc * 33 + rr]) / T(2) : T(0);
+        const int i2 = J * 32 + rr, j2 = I * 32 + cc;
+        if (I != J && i2 < n && j2 < n) dst[static_cast<int64_t>(i2) * n + j2] = T(0);
+      }
+      __syncthreads();
+    }
 }
 
 // Factors the lower triangle of A (n x n, row stride ld; shared or global memory) in place.
@@ -221,7 +266,7 @@ __host__ __device__ constexpr size_t LargeSmemBytes(int n) {
 template <typename T, bool POSV>
 __global__ void __launch_bounds__(kNT, 2)
     MediumKernel(const T* a, const T* b, T* out, int32_t* info, int64_t batch, int n, int k,
-                 bool lower) {
+                 int mode) {
   extern __shared__ __align__(16) unsigned char smraw[];
   const int ld = MediumLd<T>(n);
   T* A = reinterpret_cast<T*>(smraw);
@@ -230,9 +275,13 @@ __global__ void __launch_bounds__(kNT, 2)
   const int64_t nn = static_cast<int64_t>(n) * n;
   for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x) {
     const T* am = a + mat * nn;
-    LoadLower<T>(am, n, A, ld, POSV && !lower, false);  // upper of A -> lower when transposed
+    LoadLower<T>(am, n, A, ld, mode == kLoadUpper, false, mode == kLoadSym);  // upper -> lower when transposed
     if (tid == 0) sc->info = 0;
     __syncthreads();
+    if (mode == kLoadSym) {
+      SymmetrizeSmem<T>(A, ld, n);
+      __syncthreads();
+    }
     BlockedFactor<T, false>(A, ld, n, nullptr, 0, sc);
     __syncthreads();
     const int inf = sc->info;
@@ -272,7 +321,7 @@ __global__ void __launch_bounds__(kNT, 2)
 // large: factor in place in global memory (out = L), panel transposed in shared memory.
 template <typename T>
 __global__ void __launch_bounds__(kNT)
-    LargeKernel(const T* a, T* l, int32_t* info, int64_t batch, int n) {
+    LargeKernel(const T* a, T* l, int32_t* info, int64_t batch, int n, int mode) {
   extern __shared__ __align__(16) unsigned char smraw[];
   const int pld = n;
   T* PT = reinterpret_cast<T*>(smraw);
@@ -282,7 +331,8 @@ __global__ void __launch_bounds__(kNT)
   for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x) {
     const T* am = a + mat * nn;
     T* lm = l + mat * nn;
-    LoadLower<T>(am, n, lm, n, false, true);  // same thread reads and writes: a == l is fine
+    if (mode == kLoadSym) SymmetrizeToGlobal<T>(am, n, lm, PT);  // a != l (launch.h)
+    else LoadLower<T>(am, n, lm, n, false, true);  // same thread reads and writes: a == l is fine
     if (tid == 0) sc->info = 0;
     __syncthreads();
     BlockedFactor<T, true>(lm, n, n, PT, pld, sc);
@@ -299,18 +349,18 @@ __global__ void __launch_bounds__(kNT)
 
 template <typename T>
 cudaError_t BlockedLaunch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info,
-                          int64_t batch, int n, int k, bool lower, bool posv, bool medium) {
+                          int64_t batch, int n, int k, int mode, bool posv, bool medium) {
   if (medium) {
     const size_t smem = MediumSmemBytes<T>(n);
     auto kern = posv ? MediumKernel<T, true> : MediumKernel<T, false>;
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
     if (e != cudaSuccess) return e;
-    kern<<<GridFor(batch), kNT, smem, s>>>(a, b, out, info, batch, n, k, lower);
+    kern<<<GridFor(batch), kNT, smem, s>>>(a, b, out, info, batch, n, k, mode);
   } else {
     const size_t smem = LargeSmemBytes<T>(n);
     cudaError_t e = cudaFuncSetAttribute(LargeKernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
     if (e != cudaSuccess) return e;
-    LargeKernel<T><<<GridFor(batch), kNT, smem, s>>>(a, out, info, batch, n);
+    LargeKernel<T><<<GridFor(batch), kNT, smem, s>>>(a, out, info, batch, n, mode);
   }
   return cudaGetLastError();
 }

@@ -8,17 +8,28 @@
 namespace batchla {
 namespace detail {
 
-// posv == false: potrf, out = L (b, k, lower unused). posv == true: out = X.
+// Which matrix every size class factors (one flag for potrf's symmetrize and posv's lower/upper):
+//   kLoadLower: the lower triangle of a (the strict upper triangle is never read);
+//   kLoadUpper: the upper triangle of a, transposed (posv lower == false);
+//   kLoadSym:   (a + a^T) / 2, computed on chip after the whole matrix is staged as
+//               (a_ij + a_ji) / T(2) (bitwise what jnp's symmetrize_input gives).
+enum LoadMode : int { kLoadLower = 0, kLoadUpper = 1, kLoadSym = 2 };
+
+// posv == false: potrf, out = L (b, k unused). posv == true: out = X.
 template <typename T, int LO, int HI>
 cudaError_t TinyRange(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info, int64_t batch,
-                      int n, int k, bool lower, bool posv);
+                      int n, int k, int mode, bool posv);
 template <typename T, int LO, int HI>
 cudaError_t SmallRange(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info, int64_t batch,
-                       int n, int k, bool lower, bool posv);
+                       int n, int k, int mode, bool posv);
+// wide: 2 warps per matrix, lane per row, runtime n in (kPotrfSmallMaxN, kPotrfWideMaxN].
+template <typename T>
+cudaError_t WideLaunch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info, int64_t batch,
+                       int n, int k, int mode, bool posv);
 // medium: matrix in shared memory (potrf or posv); else large (potrf only).
 template <typename T>
 cudaError_t BlockedLaunch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info,
-                          int64_t batch, int n, int k, bool lower, bool posv, bool medium);
+                          int64_t batch, int n, int k, int mode, bool posv, bool medium);
 
 }  // namespace detail
 }  // namespace batchla

@@ -14,6 +14,7 @@
 //   tiny   thread per matrix, template<int N>, registers, global I/O staged through shared memory
 //   small  16/32-lane group per matrix, lane r holds row r, template<int N>; column j of L is
 //          broadcast through shared memory (vector loads) rather than shuffles
+//   wide   (cuda/potrf_wide.cuh) 64-thread block per matrix, lane per row, runtime n in 33..64
 //   blocked (medium/large) block of 256 threads per matrix, right-looking with panels of 32:
 //          one warp factors the diagonal block (the small code with N = 32), every thread solves
 //          rows of the panel below, 16x16 threads x 4x4 register tiles do the trailing update.
@@ -25,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/common.cuh"
+#include "cuda/potrf_dispatch.h"
 #include "cuda/tuning.h"
 
 namespace batchla {
@@ -79,10 +81,11 @@ struct TinyCfg {
   static constexpr int kMS = (N * N) | 1;  // odd matrix stride: thread t reads t*kMS + e
 };
 
-// POSV == false: potrf (out = L). POSV == true: out = X, b = B (n x k), `lower` picks triangle.
+// POSV == false: potrf (out = L). POSV == true: out = X, b = B (n x k). `mode` (LoadMode) picks the
+// lower / upper triangle or (A + A^T) / 2.
 template <typename T, int N, bool POSV>
 __global__ void __launch_bounds__(TinyCfg<T, N>::kMPB)
-    TinyKernel(const T* a, const T* b, T* out, int32_t* info, int64_t batch, int k, bool lower) {
+    TinyKernel(const T* a, const T* b, T* out, int32_t* info, int64_t batch, int k, int mode) {
   using C = TinyCfg<T, N>;
   constexpr int MPB = C::kMPB;
   __shared__ T sm[MPB * C::kMS];
@@ -91,7 +94,7 @@ __global__ void __launch_bounds__(TinyCfg<T, N>::kMPB)
   for (int64_t blk = blockIdx.x; blk < nblk; blk += gridDim.x) {
     const int64_t m0 = blk * MPB;
     const int cnt = static_cast<int>(batch - m0 < MPB ? batch - m0 : MPB);
-    StageIn<T, N, N>(a + m0 * N * N, cnt * N * N, sm, N, C::kMS, POSV && !lower, true);
+    StageIn<T, N, N>(a + m0 * N * N, cnt * N * N, sm, N, C::kMS, mode == kLoadUpper, mode != kLoadSym);
     __syncthreads();
     if (t < cnt) {
       T r[N][N];
@@ -99,7 +102,8 @@ __global__ void __launch_bounds__(TinyCfg<T, N>::kMPB)
 #pragma unroll
       for (int i = 0; i < N; ++i)
 #pragma unroll
-        for (int j = 0; j <= i; ++j) r[i][j] = my[i * N + j];
+        for (int j = 0; j <= i; ++j)
+          r[i][j] = mode == kLoadSym ? (my[i * N + j] + my[j * N + i]) / T(2) : my[i * N + j];
       const int inf = TinyFactor<T, N>(r);
       info[m0 + t] = inf;
       if constexpr (!POSV) {
@@ -197,7 +201,7 @@ struct SmallCfg {
 
 template <typename T, int N, bool POSV>
 __global__ void __launch_bounds__(tuning::kSmallThreads)
-    SmallKernel(const T* a, const T* b, T* out, int32_t* info, int64_t batch, int k, bool lower) {
+    SmallKernel(const T* a, const T* b, T* out, int32_t* info, int64_t batch, int k, int mode) {
   using C = SmallCfg<T, N>;
   constexpr int MPB = C::kMPB, S = C::kS;
   __shared__ __align__(16) T sm[MPB * C::kMS];
@@ -207,12 +211,15 @@ __global__ void __launch_bounds__(tuning::kSmallThreads)
   for (int64_t blk = blockIdx.x; blk < nblk; blk += gridDim.x) {
     const int64_t m0 = blk * MPB;
     const int cnt = static_cast<int>(batch - m0 < MPB ? batch - m0 : MPB);
-    StageIn<T, N, N>(a + m0 * N * N, cnt * N * N, sm, S, C::kMS, POSV && !lower, true);
+    StageIn<T, N, N>(a + m0 * N * N, cnt * N * N, sm, S, C::kMS, mode == kLoadUpper, mode != kLoadSym);
     __syncthreads();
     T row[N];
 #pragma unroll
-    for (int c = 0; c < N; ++c) row[c] = (r < N && c <= r) ? my[r * S + c] : T(0);
-    __syncwarp();
+    for (int c = 0; c < N; ++c) {
+      row[c] = (r < N && c <= r) ? my[r * S + c] : T(0);
+      if (mode == kLoadSym && r < N && c <= r) row[c] = (row[c] + my[c * S + r]) / T(2);
+    }
+    __syncwarp();  // kLoadSym reads other lanes' rows (same warp): all reads before tb overwrites them
     T invd;
     const int inf = SmallFactor<T, N, C::kLanes, C::kTS>(row, r, my, &invd);
     __syncwarp();
@@ -261,44 +268,44 @@ __global__ void __launch_bounds__(tuning::kSmallThreads)
 // a == out is allowed for potrf (every block reads its matrices before writing them).
 template <typename T, int N>
 cudaError_t LaunchTiny(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info,
-                       int64_t batch, int k, bool lower, bool posv) {
+                       int64_t batch, int k, int mode, bool posv) {
   const int64_t blocks = CeilDiv(batch, TinyCfg<T, N>::kMPB);
   if (posv)
-    TinyKernel<T, N, true><<<GridFor(blocks), TinyCfg<T, N>::kMPB, 0, s>>>(a, b, out, info, batch, k, lower);
+    TinyKernel<T, N, true><<<GridFor(blocks), TinyCfg<T, N>::kMPB, 0, s>>>(a, b, out, info, batch, k, mode);
   else
-    TinyKernel<T, N, false><<<GridFor(blocks), TinyCfg<T, N>::kMPB, 0, s>>>(a, b, out, info, batch, k, lower);
+    TinyKernel<T, N, false><<<GridFor(blocks), TinyCfg<T, N>::kMPB, 0, s>>>(a, b, out, info, batch, k, mode);
   return cudaGetLastError();
 }
 template <typename T, int N>
 cudaError_t LaunchSmall(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info,
-                        int64_t batch, int k, bool lower, bool posv) {
+                        int64_t batch, int k, int mode, bool posv) {
   const int64_t blocks = CeilDiv(batch, SmallCfg<T, N>::kMPB);
   if (posv)
-    SmallKernel<T, N, true><<<GridFor(blocks), tuning::kSmallThreads, 0, s>>>(a, b, out, info, batch, k, lower);
+    SmallKernel<T, N, true><<<GridFor(blocks), tuning::kSmallThreads, 0, s>>>(a, b, out, info, batch, k, mode);
   else
-    SmallKernel<T, N, false><<<GridFor(blocks), tuning::kSmallThreads, 0, s>>>(a, b, out, info, batch, k, lower);
+    SmallKernel<T, N, false><<<GridFor(blocks), tuning::kSmallThreads, 0, s>>>(a, b, out, info, batch, k, mode);
   return cudaGetLastError();
 }
 
 // Size switches generated from one list (the [LO, HI] range of each instantiating .cu file).
 template <typename T, int LO, int HI>
 cudaError_t TinyRange(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info, int64_t batch,
-                      int n, int k, bool lower, bool posv) {
+                      int n, int k, int mode, bool posv) {
   if constexpr (LO > HI) {
     return cudaErrorInvalidValue;
   } else {
-    if (n == LO) return LaunchTiny<T, LO>(s, a, b, out, info, batch, k, lower, posv);
-    return TinyRange<T, LO + 1, HI>(s, a, b, out, info, batch, n, k, lower, posv);
+    if (n == LO) return LaunchTiny<T, LO>(s, a, b, out, info, batch, k, mode, posv);
+    return TinyRange<T, LO + 1, HI>(s, a, b, out, info, batch, n, k, mode, posv);
   }
 }
 template <typename T, int LO, int HI>
 cudaError_t SmallRange(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info, int64_t batch,
-                       int n, int k, bool lower, bool posv) {
+                       int n, int k, int mode, bool posv) {
   if constexpr (LO > HI) {
     return cudaErrorInvalidValue;
   } else {
-    if (n == LO) return LaunchSmall<T, LO>(s, a, b, out, info, batch, k, lower, posv);
-    return SmallRange<T, LO + 1, HI>(s, a, b, out, info, batch, n, k, lower, posv);
+    if (n == LO) return LaunchSmall<T, LO>(s, a, b, out, info, batch, k, mode, posv);
+    return SmallRange<T, LO + 1, HI>(s, a, b, out, info, batch, n, k, mode, posv);
   }
 }
 

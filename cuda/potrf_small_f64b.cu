@@ -5,6 +5,6 @@ namespace batchla {
 namespace detail {
 static_assert(tuning::kPotrfSmallMaxN == 32, "update the instantiated ranges");
 template cudaError_t SmallRange<double, 21, 32>(cudaStream_t, const double*, const double*, double*, int32_t*,
-                                             int64_t, int, int, bool, bool);
+                                             int64_t, int, int, int, bool);
 }  // namespace detail
 }  // namespace batchla

@@ -9,10 +9,12 @@ namespace tuning {
 // ---- potrf / posv size classes (bench/NOTES.md, "potrf") --------------------------------------
 // tiny:   n <= kPotrfTinyMaxN      thread per matrix, template<int N>, matrix in registers
 // small:  n <= kPotrfSmallMaxN     16- or 32-lane group per matrix, lane per row, template<int N>
+// wide:   n <= kPotrfWideMaxN      64-thread block per matrix, lane per row, runtime n (N = 64)
 // medium: n <= PotrfMediumMaxN<T>  block per matrix, whole matrix in shared memory, runtime n
 // large:  otherwise                block per matrix, blocked right-looking in global memory
 constexpr int kPotrfTinyMaxN = 8;
 constexpr int kPotrfSmallMaxN = 32;  // must stay <= 32 (one lane per row)
+constexpr int kPotrfWideMaxN = 64;   // must stay 64 (two warps, lane per row)
 // Largest n whose padded matrix (n x (n|1)) plus the blocked kernel's scratch (~17 KB float64,
 // ~8.5 KB float32) fits in the 227 KB (232,448 B) of shared memory of one block:
 // 160 * 161 * 8 B = 206,080 B (float64); 232 * 233 * 4 B = 216,224 B (float32).
@@ -29,9 +31,22 @@ constexpr int kBlockedThreads = 256;  // 16 x 16, each thread a 4 x 4 tile of th
 constexpr int kBlockedNB = 32;        // panel width (one warp factors the diagonal block)
 
 // ---- trsm / potrs (bench/NOTES.md, "trsm" and "potrs") ----------------------------------------
+// tiny:  k == 1 and n <= kTrsmTinyMaxNF32 / F64: thread per matrix, template<int N> (cuda/trsm_tiny.cuh),
+//        persistent blocks, chunks double-buffered in shared memory (kTrsmTinyStageBytes per stage)
 // small: n <= kTrsmSmallMaxN and one padded matrix + its rhs <= kTrsmSmallMaxMatrixBytes: chunk of
 //        matrices staged in shared memory, n-lane group per (matrix, rhs column)
 // tile:  otherwise, warp per (matrix, kTrsmTileCols rhs columns), A streamed in 32 x 32 tiles
+// Sizes instantiated for the tiny class (compile time) and the crossovers actually used (may be lower).
+// BATCHLA_TRSM_TINY_MAXN overrides both crossovers (benchmark variants only).
+constexpr int kTrsmTinyInstMaxN = 16;
+#ifdef BATCHLA_TRSM_TINY_MAXN
+constexpr int kTrsmTinyMaxNF32 = BATCHLA_TRSM_TINY_MAXN;
+constexpr int kTrsmTinyMaxNF64 = BATCHLA_TRSM_TINY_MAXN;
+#else
+constexpr int kTrsmTinyMaxNF32 = 16;
+constexpr int kTrsmTinyMaxNF64 = 16;
+#endif
+constexpr int kTrsmTinyStageBytes = 24 * 1024;
 constexpr int kTrsmSmallMaxN = 32;                  // must stay <= 32 (one lane per row)
 constexpr int kTrsmSmallThreads = 128;
 constexpr int kTrsmSmallChunkBytes = 20 * 1024;     // target shared memory per block (k = 1)
