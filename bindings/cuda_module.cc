@@ -150,13 +150,18 @@ NB_MODULE(_cuda, m) {
     d["batchla_posv"] = Capsule(BatchlaPosvCuda);
     return d;
   });
-  m.def(
-      "posv_max_fused_n",
-      [](const std::string& dtype_name) -> int {
-        if (dtype_name == "float32") return batchla::PosvMaxFusedN<float>();
-        if (dtype_name == "float64") return batchla::PosvMaxFusedN<double>();
-        throw nb::value_error(("posv_max_fused_n: dtype must be 'float32' or 'float64', got '" +
-                               dtype_name + "'").c_str());
-      },
-      nb::arg("dtype_name"));
+  // Size limits of the kernels, per dtype name, for the Python lowerings' fallbacks.
+  auto limit = [&m](const char* name, int (*f32)(), int (*f64)()) {
+    m.def(
+        name,
+        [name, f32, f64](const std::string& dtype_name) -> int {
+          if (dtype_name == "float32") return f32();
+          if (dtype_name == "float64") return f64();
+          throw nb::value_error((std::string(name) + ": dtype must be 'float32' or 'float64', got '" +
+                                 dtype_name + "'").c_str());
+        },
+        nb::arg("dtype_name"));
+  };
+  limit("posv_max_fused_n", batchla::PosvMaxFusedN<float>, batchla::PosvMaxFusedN<double>);
+  limit("potrf_max_n", batchla::PotrfMaxN<float>, batchla::PotrfMaxN<double>);
 }

@@ -23,6 +23,10 @@ namespace batchla {
 template <typename T>
 cudaError_t LaunchPotrf(cudaStream_t stream, const T* a, T* l, int32_t* info, int64_t batch, int n,
                         bool symmetrize);
+// Largest n LaunchPotrf handles (larger n returns cudaErrorInvalidValue; the Python lowering
+// then uses jax's own Cholesky).
+template <typename T>
+int PotrfMaxN();
 
 // Triangular solve op(A) X = B, left side. A is n x n; only its `lower` (or upper) triangle is
 // read; op(A) = A^T when `trans`, else A; `unit_diag` treats the diagonal as ones (not read).

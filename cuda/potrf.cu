@@ -1,4 +1,4 @@
-// Host entry points LaunchPotrf / LaunchPosv / PosvMaxFusedN (launch.h): pick the size class
+// Host entry points LaunchPotrf / LaunchPosv / PotrfMaxN / PosvMaxFusedN (launch.h): pick the size class
 // (thresholds in cuda/tuning.h) and call the kernels instantiated in cuda/potrf_*.cu.
 #include "cuda/launch.h"
 #include "cuda/common.cuh"
@@ -16,7 +16,11 @@ template <typename T>
 constexpr int PotrfMediumMaxN() {
   return sizeof(T) == 8 ? tuning::kPotrfMediumMaxNF64 : tuning::kPotrfMediumMaxNF32;
 }
-constexpr int kLargeMaxN = 1024;  // panel of 32 x n must fit in shared memory (float64: 256 KB > 227)
+// The large class keeps a 32 x n panel in shared memory: n <= 1024 (float32), 768 (float64).
+template <typename T>
+constexpr int LargeMaxN() {
+  return sizeof(T) == 8 ? 768 : 1024;
+}
 
 template <typename T>
 cudaError_t Dispatch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info, int64_t batch,
@@ -24,7 +28,7 @@ cudaError_t Dispatch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* in
   using namespace detail;
   if (n < 0 || batch < 0 || k < 0) return cudaErrorInvalidValue;
   if (posv && n > SmemMaxN<T>()) return cudaErrorInvalidValue;
-  if (!posv && n > (sizeof(T) == 8 ? 768 : kLargeMaxN)) return cudaErrorInvalidValue;
+  if (!posv && n > LargeMaxN<T>()) return cudaErrorInvalidValue;
   if (batch == 0) return cudaGetLastError();
   if (n == 0) {  // nothing to factor: info = 0
     cudaMemsetAsync(info, 0, sizeof(int32_t) * batch, s);
@@ -64,6 +68,12 @@ template cudaError_t LaunchPosv<float>(cudaStream_t, const float*, const float*,
                                        int64_t, int, int, bool);
 template cudaError_t LaunchPosv<double>(cudaStream_t, const double*, const double*, double*,
                                         int32_t*, int64_t, int, int, bool);
+template <typename T>
+int PotrfMaxN() {
+  return LargeMaxN<T>();
+}
+template int PotrfMaxN<float>();
+template int PotrfMaxN<double>();
 template int PosvMaxFusedN<float>();
 template int PosvMaxFusedN<double>();
 

@@ -33,3 +33,8 @@ def has_cuda() -> bool:
 def posv_max_fused_n(dtype) -> int:
     """Largest n the fused CUDA posv kernel handles for `dtype` (0 without CUDA)."""
     return _cuda.posv_max_fused_n(jax.numpy.dtype(dtype).name) if _cuda is not None else 0
+
+
+def potrf_max_n(dtype) -> int:
+    """Largest n the CUDA potrf kernels handle for `dtype` (0 without CUDA)."""
+    return _cuda.potrf_max_n(jax.numpy.dtype(dtype).name) if _cuda is not None else 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jax.core import ShapedArray
 from jax.interpreters import ad, mlir
 
@@ -41,9 +42,24 @@ def _potrf_shape(a, *, symmetrize):
     return ShapedArray(a.shape, a.dtype), _info_aval(a)
 
 
+def _potrf_via_jax(a, *, symmetrize):
+    """jax's own (cuSOLVER) Cholesky with our info, for n past our kernels' size classes."""
+    l = lax.linalg.cholesky(a, symmetrize_input=symmetrize)
+    bad = jnp.isnan(jnp.diagonal(l, axis1=-2, axis2=-1))
+    info = jnp.where(jnp.any(bad, axis=-1), jnp.argmax(bad, axis=-1) + 1, 0).astype(np.int32)
+    return l, info
+
+
+def _potrf_cuda_lowering(ctx, a, *, symmetrize):
+    aval = ctx.avals_in[0]
+    if aval.shape[-1] <= _ffi.potrf_max_n(aval.dtype):
+        return ffi_lowering("batchla_potrf")(ctx, a, symmetrize=symmetrize)
+    return mlir.lower_fun(_potrf_via_jax, multiple_results=True)(ctx, a, symmetrize=symmetrize)
+
+
 potrf_p = make_primitive(OpSpec(
     name="batchla_potrf", operands=("a",), shape_rule=_potrf_shape,
-    reference=_reference.potrf, multiple_results=True))
+    reference=_reference.potrf, multiple_results=True, cuda_lowering=_potrf_cuda_lowering))
 
 
 def potrf(a, *, symmetrize: bool = False):

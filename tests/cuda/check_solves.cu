@@ -1,7 +1,7 @@
 // Standalone check of LaunchTrsm / LaunchPotrs (cuda/launch.h) on a GPU: scaled residuals against
 // a host computation in double, poisoned outputs, NaN in every element the kernel must not read,
 // batch 0, a zero pivot mixed into a batch (its neighbours must be bit-identical to a clean run),
-// and a timing table (k = 1, 256 MiB batches, n = 1..16, 20..32 by 4, 64..512) in GB/s and as a fraction of 4.24 TB/s.
+// and a timing table (k = 1, 256 MiB batches, n = 1..20, 24, 28, 32, 64..512) in GB/s and as a fraction of 4.24 TB/s.
 // Build: tests/cuda/run_checks.sh check_solves. Exits non-zero on any failure.
 //
 // Row-major throughout: element (i, j) of matrix m at m*n*n + i*n + j; B, X (n x k) at m*n*k + i*k + c.
@@ -256,7 +256,7 @@ void CheckAll() {
     for (size_t vi = 0; vi < variants.size(); ++vi)
       worst[vi] = std::max(worst[vi], CheckCase<T>(variants[vi], n, 300, 3, seed++));
   // pointers off 16-byte alignment (the staged kernels' scalar fallback), odd batch
-  for (int n : {2, 3, 4, 8, 13, 16, 24})
+  for (int n : {2, 3, 4, 8, 13, 16, 19, 24})
     for (size_t vi = 0; vi < variants.size(); ++vi)
       worst[vi] = std::max(worst[vi], CheckCase<T>(variants[vi], n, 1, 517, seed++, /*off=*/1));
   std::printf("%s worst scaled residual (threshold %.0f) over n in 1..40,64,100,128,200,256,384,512, "
@@ -337,7 +337,7 @@ void TimeAll() {
   const Variant ops[3] = {{false, true, false, false}, {false, true, true, false}, {true, true, false, false}};
   std::vector<int> tns;
   for (int n = 1; n <= 16; ++n) tns.push_back(n);
-  for (int n : {20, 24, 28, 32, 64, 128, 256, 512}) tns.push_back(n);
+  for (int n : {17, 18, 19, 20, 24, 28, 32, 64, 128, 256, 512}) tns.push_back(n);
   for (int n : tns) {
     const int64_t batch = int64_t(budget / ((size_t(n) * n + n) * sizeof(T)));
     const int64_t acount = batch * n * n, bcount = batch * n;
