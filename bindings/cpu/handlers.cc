@@ -21,10 +21,17 @@ namespace {
 using ffi::AnyBuffer;
 using ffi::Result;
 
-// x starts as a copy of b (skipped when XLA aliased the two).
-template <typename T>
-void CopyRhs(const T* b, T* x, int64_t len) {
-  if (b != x) std::copy_n(b, len, x);
+// The loop every solve handler shares: x_m = b_m, then solve(m, a_m, x_m) in place.
+template <typename T, typename Solve>
+void SolveBatch(AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, const MatrixShape& bs, Solve&& solve) {
+  const int64_t nn = bs.rows * bs.rows, nk = bs.rows * bs.cols;
+  const T* pa = DataAs<const T>(a);
+  const T* pb = DataAs<const T>(b);
+  T* px = DataAs<T>(x);
+  for (int64_t m = 0; m < bs.batch; ++m) {
+    if (pb != px) std::copy_n(pb + m * nk, nk, px + m * nk);  // skipped when XLA aliased b and x
+    solve(m, pa + m * nn, px + m * nk);
+  }
 }
 
 // The lower triangle of (A + A^T) / 2 into l, so potrf can then run in place.
@@ -64,14 +71,9 @@ ffi::Error TrsmImpl(AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, bool lower, b
   if (!bs) return bs.error();
   return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
     using T = decltype(zero);
-    const int64_t n = bs->rows, k = bs->cols, nn = n * n, nk = n * k;
-    const T* pa = DataAs<const T>(a);
-    const T* pb = DataAs<const T>(b);
-    T* px = DataAs<T>(x);
-    for (int64_t m = 0; m < bs->batch; ++m) {
-      CopyRhs(pb + m * nk, px + m * nk, nk);
-      batchla::cpu::TrsmInPlace(pa + m * nn, px + m * nk, n, k, lower, trans, unit_diag);
-    }
+    SolveBatch<T>(a, b, x, *bs, [&](int64_t, const T* am, T* xm) {
+      batchla::cpu::TrsmInPlace(am, xm, bs->rows, bs->cols, lower, trans, unit_diag);
+    });
     return ffi::Error::Success();
   });
 }
@@ -82,14 +84,9 @@ ffi::Error PotrsImpl(AnyBuffer c, AnyBuffer b, Result<AnyBuffer> x, bool lower) 
   if (!bs) return bs.error();
   return DispatchFloat(c.element_type(), kOp, [&](auto zero) {
     using T = decltype(zero);
-    const int64_t n = bs->rows, k = bs->cols, nn = n * n, nk = n * k;
-    const T* pc = DataAs<const T>(c);
-    const T* pb = DataAs<const T>(b);
-    T* px = DataAs<T>(x);
-    for (int64_t m = 0; m < bs->batch; ++m) {
-      CopyRhs(pb + m * nk, px + m * nk, nk);
-      batchla::cpu::PotrsInPlace(pc + m * nn, px + m * nk, n, k, lower);
-    }
+    SolveBatch<T>(c, b, x, *bs, [&](int64_t, const T* cm, T* xm) {
+      batchla::cpu::PotrsInPlace(cm, xm, bs->rows, bs->cols, lower);
+    });
     return ffi::Error::Success();
   });
 }
@@ -101,17 +98,12 @@ ffi::Error PosvImpl(AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, Result<AnyBuf
   if (!bs) return bs.error();
   return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
     using T = decltype(zero);
-    const int64_t n = bs->rows, k = bs->cols, nn = n * n, nk = n * k;
-    const T* pa = DataAs<const T>(a);
-    const T* pb = DataAs<const T>(b);
-    T* px = DataAs<T>(x);
     int32_t* pinfo = DataAs<int32_t>(info);
     // One n x n factor scratch per call (host memory, as jaxlib's LAPACK handlers do).
-    std::vector<T> work(bs->batch > 0 ? static_cast<size_t>(nn) : 0);
-    for (int64_t m = 0; m < bs->batch; ++m) {
-      CopyRhs(pb + m * nk, px + m * nk, nk);
-      pinfo[m] = batchla::cpu::PosvInPlace(pa + m * nn, px + m * nk, work.data(), n, k, lower);
-    }
+    std::vector<T> work(bs->batch > 0 ? static_cast<size_t>(bs->rows * bs->rows) : 0);
+    SolveBatch<T>(a, b, x, *bs, [&](int64_t m, const T* am, T* xm) {
+      pinfo[m] = batchla::cpu::PosvInPlace(am, xm, work.data(), bs->rows, bs->cols, lower);
+    });
     return ffi::Error::Success();
   });
 }
