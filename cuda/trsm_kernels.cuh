@@ -92,6 +92,14 @@ struct Vec16<double> {
   }
 };
 
+}  // namespace trsm_detail
+}  // namespace batchla
+
+#include "cuda/trsm_tiny.cuh"
+
+namespace batchla {
+namespace trsm_detail {
+
 // =================================================================================================
 // small: n <= 32, group of n lanes per (matrix, rhs column)
 // =================================================================================================
@@ -134,10 +142,10 @@ __device__ __forceinline__ void ScaledSweep(T (&ms)[W], T inv, bool forward, int
 }
 
 // One sweep for the group's column; lane i holds x_i. Am: the matrix in shared memory, row stride
-// ld (odd: the lanes' row and column reads are free of bank conflicts). Per step: one shuffle
-// broadcast of x_j = r_j / M(j, j), one FMA; M(i, j) is read from shared memory inside the loop.
-// (Measured faster here than preloading the row into registers and pre-scaling it, as ScaledSweep
-// does for the tile kernel: bench/NOTES.md "trsm".)
+// ld (odd: the lanes' row and column reads are free of bank conflicts). Lane i keeps its residual
+// pre-divided by M(i, i), y_i = r_i / M(i, i), so y_j IS x_j when step j comes: per step ONE shuffle
+// broadcast of x_j, one FMUL (M(i, j) / M(i, i), read from shared memory) and one FMA
+// (v1 shuffled r_j and 1/M(j, j) separately: two shuffles per step; bench/NOTES.md "trsm" v2).
 template <typename T>
 __device__ __forceinline__ T SweepGroup(const T* Am, int ld, int n, int i, int base, bool valid,
                                         SweepPass sp, T xi) {
@@ -145,30 +153,21 @@ __device__ __forceinline__ T SweepGroup(const T* Am, int ld, int n, int i, int b
   const int sj = sp.transposed ? ld : 1;
   T inv = T(1);
   if (valid && !sp.unit_diag) inv = T(1) / Am[i * (ld + 1)];
+  T y = xi * inv;
   if (sp.forward) {
 #pragma unroll 4
     for (int j = 0; j < n; ++j) {
-      const T invj = __shfl_sync(kFullMask, inv, base + j);
-      const T xj = __shfl_sync(kFullMask, xi, base + j) * invj;
-      if (i == j) {
-        xi = xj;
-      } else if (valid && i > j) {
-        xi = fma(-Mi[j * sj], xj, xi);
-      }
+      const T xj = __shfl_sync(kFullMask, y, base + j);
+      if (valid && i > j) y = fma(-(Mi[j * sj] * inv), xj, y);
     }
   } else {
 #pragma unroll 4
     for (int j = n - 1; j >= 0; --j) {
-      const T invj = __shfl_sync(kFullMask, inv, base + j);
-      const T xj = __shfl_sync(kFullMask, xi, base + j) * invj;
-      if (i == j) {
-        xi = xj;
-      } else if (valid && i < j) {
-        xi = fma(-Mi[j * sj], xj, xi);
-      }
+      const T xj = __shfl_sync(kFullMask, y, base + j);
+      if (valid && i < j) y = fma(-(Mi[j * sj] * inv), xj, y);
     }
   }
-  return xi;
+  return y;
 }
 
 // Block: blockDim.x threads (multiple of 32). Chunk of `mats` matrices per block iteration.
@@ -509,6 +508,9 @@ cudaError_t LaunchTriSolve(cudaStream_t stream, const T* a, const T* b, T* x, in
                            int k, SolvePlan plan) {
   if (batch < 0 || n < 0 || k < 0 || plan.npasses < 1 || plan.npasses > 2) return cudaErrorInvalidValue;
   if (batch == 0 || n == 0 || k == 0) return cudaSuccess;
+  // tiny class: thread per matrix (k == 1)
+  if (k == 1 && n <= TinyMaxN<T>())
+    return LaunchTiny<T>(stream, a, b, x, batch, n, plan);
   // small class: chunk of matrices in shared memory, n-lane group per (matrix, column)
   const int ld = n | 1;
   const int64_t per = (int64_t{n} * ld + int64_t{n} * k) * int64_t{sizeof(T)};
