@@ -36,15 +36,16 @@ constexpr int kBlockedNB = 32;        // panel width (one warp factors the diago
 // small: n <= kTrsmSmallMaxN and one padded matrix + its rhs <= kTrsmSmallMaxMatrixBytes: chunk of
 //        matrices staged in shared memory, n-lane group per (matrix, rhs column)
 // tile:  otherwise, warp per (matrix, kTrsmTileCols rhs columns), A streamed in 32 x 32 tiles
-// Sizes instantiated for the tiny class (compile time) and the crossovers actually used (may be lower).
-// BATCHLA_TRSM_TINY_MAXN overrides both crossovers (benchmark variants only).
-constexpr int kTrsmTinyInstMaxN = 16;
+// tiny -> small crossovers (also the largest N instantiated). Measured (run 4): tiny wins for every
+// n <= 16 f32 (0.83-0.96 vs 0.37-0.66) and n <= 14 f64; f64 n = 15, 16 drop to 0.45 (one 70 KB stage
+// pair per SM: a single warp) vs 0.9 for the group kernel. f32 17..20 fit 2 blocks/SM like f64 13/14.
+// BATCHLA_TRSM_TINY_MAXN overrides both (benchmark variants only; 0 = no tiny class).
 #ifdef BATCHLA_TRSM_TINY_MAXN
 constexpr int kTrsmTinyMaxNF32 = BATCHLA_TRSM_TINY_MAXN;
 constexpr int kTrsmTinyMaxNF64 = BATCHLA_TRSM_TINY_MAXN;
 #else
-constexpr int kTrsmTinyMaxNF32 = 16;
-constexpr int kTrsmTinyMaxNF64 = 16;
+constexpr int kTrsmTinyMaxNF32 = 20;
+constexpr int kTrsmTinyMaxNF64 = 14;
 #endif
 constexpr int kTrsmTinyStageBytes = 24 * 1024;
 constexpr int kTrsmSmallMaxN = 32;                  // must stay <= 32 (one lane per row)
