@@ -99,12 +99,56 @@ __device__ void SymmetrizeToGlobal(const T* __restrict__ src, int n, T* __restri
     }
 }
 
+// Factors the 32 x 32 diagonal block held by one warp (lane r: row r, identity-padded) in LDL^T form:
+// the Schur complement stays unscaled, so each step's critical path is shuffle -> divide -> multiply
+// -> FMA (the next pivot is lane j+1's own entry); no sqrt on the chain. L = S / sqrt(d) at the end.
+// Returns the 1-based first pivot with !(d > 0) (0 if none); *invd_mine = 1 / L_rr.
+template <typename T>
+__device__ __forceinline__ int DiagFactorLdl(T (&row)[kNB], int lane, T* tb, T* invd_mine) {
+  using V = Vec<T>;
+  constexpr int kV = V::kN;
+  int info = 0;
+  T dmine = T(1);
+#pragma unroll
+  for (int j = 0; j < kNB; ++j) {
+    if (j + 1 < kNB) tb[j * kNB + lane] = row[j];  // column j of the Schur complement (rows > j valid)
+    const T d = ShflIdx(row[j], j);
+    if (info == 0 && !(d > T(0))) info = j + 1;
+    if (lane == j) dmine = d;
+    if (j + 1 < kNB) {
+      const T m = row[j] / d;  // unit-lower multiplier l_rj
+      __syncwarp();
+#pragma unroll
+      for (int kk = ((j + 1) / kV) * kV; kk < kNB; kk += kV) {
+        const typename V::type v = *reinterpret_cast<const typename V::type*>(tb + j * kNB + kk);
+#pragma unroll
+        for (int e = 0; e < kV; ++e) {
+          const int c = kk + e;
+          if (c > j) row[c] = fma(-m, V::Get(v, e), row[c]);
+        }
+      }
+      __syncwarp();
+    }
+  }
+  const T s = Scalar<T>::Sqrt(dmine);
+  const T rs = T(1) / s;
+#pragma unroll
+  for (int j = 0; j < kNB; ++j) {
+    const T rsj = ShflIdx(rs, j);
+    row[j] = (j == lane) ? s : row[j] * rsj;
+  }
+  *invd_mine = rs;
+  return info;
+}
+
 // Factors the lower triangle of A (n x n, row stride ld; shared or global memory) in place.
 // USE_PT: the panel below the diagonal block is also kept transposed in shared PT[p * pld + i-k]
 // (large path: A in global memory); otherwise the update reads the panel from A (medium path).
 // Sets sc->info (must be 0 on entry) to the first failing pivot; stops at the failing panel.
+// nr >= n rows: rows n..nr-1 (medium posv: row n = b^T) get the panel solves and trailing updates
+// of columns < n only, i.e. row n ends as (L^-1 b)^T (forward substitution folded into the factor).
 template <typename T, bool USE_PT>
-__device__ void BlockedFactor(T* A, int ld, int n, T* PT, int pld, BlockedScratch<T>* sc) {
+__device__ void BlockedFactor(T* A, int ld, int n, int nr, T* PT, int pld, BlockedScratch<T>* sc) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int tx = tid & 15, ty = tid >> 4;
   for (int k = 0; k < n; k += kNB) {
@@ -116,7 +160,11 @@ __device__ void BlockedFactor(T* A, int ld, int n, T* PT, int pld, BlockedScratc
       for (int c = 0; c < kNB; ++c)
         row[c] = (lane < w && c <= lane) ? A[(k + lane) * ld + k + c] : (c == lane ? T(1) : T(0));
       T invd;
+#ifdef BATCHLA_BLOCKED_DIAG_OLD
       const int inf = SmallFactor<T, kNB, 32, kNB>(row, lane, sc->tb, &invd);
+#else
+      const int inf = DiagFactorLdl<T>(row, lane, sc->tb, &invd);
+#endif
       if (lane < w) {
 #pragma unroll
         for (int c = 0; c < kNB; ++c) {
@@ -130,7 +178,7 @@ __device__ void BlockedFactor(T* A, int ld, int n, T* PT, int pld, BlockedScratc
     __syncthreads();
     if (sc->info) return;
     // 2. panel below: row i solves x L_kk^T = A[i, k:k+w]
-    for (int i = k + w + tid; i < n; i += kNT) {
+    for (int i = k + w + tid; i < nr; i += kNT) {
       T x[kNB];
       T* ai = A + static_cast<int64_t>(i) * ld + k;
 #pragma unroll
@@ -152,7 +200,7 @@ __device__ void BlockedFactor(T* A, int ld, int n, T* PT, int pld, BlockedScratc
     }
     __syncthreads();
     // 3. trailing update A[k0:, k0:] -= P P^T (lower tiles only), P = L[k0:, k:k+w]
-    const int k0 = k + w, m = n - k0;
+    const int k0 = k + w, m = nr - k0;
     if (m > 0) {
       const int tiles = (m + 63) >> 6;
       for (int ti = 0; ti < tiles; ++ti) {
@@ -161,7 +209,7 @@ __device__ void BlockedFactor(T* A, int ld, int n, T* PT, int pld, BlockedScratc
 #pragma unroll
           for (int q = 0; q < 4; ++q) {
             const int i = k0 + ti * 64 + ty + 16 * q, j = k0 + tj * 64 + tx + 16 * q;
-            ri[q] = i < n ? i : n - 1;
+            ri[q] = i < nr ? i : nr - 1;
             cj[q] = j < n ? j : n - 1;
           }
           T acc[4][4];
@@ -173,7 +221,7 @@ __device__ void BlockedFactor(T* A, int ld, int n, T* PT, int pld, BlockedScratc
               acc[qa][qb] = T(0);
               if constexpr (USE_PT) {
                 const int i = k0 + ti * 64 + ty + 16 * qa, j = k0 + tj * 64 + tx + 16 * qb;
-                cpre[qa][qb] = (i < n && j <= i) ? A[static_cast<int64_t>(i) * ld + j] : T(0);
+                cpre[qa][qb] = (i < nr && j <= i && j < n) ? A[static_cast<int64_t>(i) * ld + j] : T(0);
               }
             }
 #pragma unroll 4
@@ -200,7 +248,7 @@ __device__ void BlockedFactor(T* A, int ld, int n, T* PT, int pld, BlockedScratc
 #pragma unroll
             for (int qb = 0; qb < 4; ++qb) {
               const int j = k0 + tj * 64 + tx + 16 * qb;
-              if (i < n && j <= i) {
+              if (i < nr && j <= i && j < n) {
                 T* c = A + static_cast<int64_t>(i) * ld + j;
                 if constexpr (USE_PT) *c = cpre[qa][qb] - acc[qa][qb];
                 else *c -= acc[qa][qb];
@@ -253,36 +301,83 @@ __device__ __forceinline__ void WarpCholSolve(const T* A, int ld, int n, const T
 
 template <typename T>
 __host__ __device__ constexpr int MediumLd(int n) { return n | 1; }
+// posv stages n + 1 rows (row n = first rhs column, forward-solved by the factor).
 template <typename T>
-__host__ __device__ constexpr size_t MediumSmemBytes(int n) {
-  return RoundUp(n * MediumLd<T>(n) * int(sizeof(T)), 16) + sizeof(BlockedScratch<T>);
+__host__ __device__ constexpr size_t MediumSmemBytes(int n, bool posv = false) {
+  return RoundUp((n + (posv ? 1 : 0)) * MediumLd<T>(n) * int(sizeof(T)), 16) + sizeof(BlockedScratch<T>);
 }
 template <typename T>
 __host__ __device__ constexpr size_t LargeSmemBytes(int n) {
   return RoundUp(kNB * n * int(sizeof(T)), 16) + sizeof(BlockedScratch<T>);
 }
 
+// Backward solve L^T x = z in place in z (shared, length n), block-parallel by 32-row panels from
+// the bottom: warp 0 solves the diagonal block (column of L in registers, one shuffle per row), then
+// every thread updates one row above the panel (z_i -= sum_j L[j][i] x_j, reads along a row of L).
+template <typename T>
+__device__ __forceinline__ void BlockBackSolve(const T* A, int ld, int n, const T* dinv, T* z) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  for (int J = ((n - 1) / kNB) * kNB; J >= 0; J -= kNB) {
+    const int jw = n - J < kNB ? n - J : kNB;
+    if (warp == 0) {
+      T a[kNB];
+#pragma unroll
+      for (int c = 0; c < kNB; ++c) a[c] = (c < jw && lane < jw) ? A[(J + c) * ld + J + lane] : T(0);
+      T v = lane < jw ? z[J + lane] : T(0);
+      const T di = lane < jw ? dinv[J + lane] : T(0);
+#pragma unroll
+      for (int jl = kNB - 1; jl >= 0; --jl) {
+        if (jl < jw) {
+          const T xj = ShflIdx(v * di, jl);
+          if (lane == jl) v = xj;
+          if (lane < jl) v = fma(-a[jl], xj, v);
+        }
+      }
+      if (lane < jw) z[J + lane] = v;
+    }
+    __syncthreads();
+    if (J > 0) {
+      for (int i = tid; i < J; i += kNT) {
+        T s0 = T(0), s1 = T(0);
+#pragma unroll 8
+        for (int c = 0; c < jw; c += 2) {
+          s0 = fma(A[(J + c) * ld + i], z[J + c], s0);
+          if (c + 1 < jw) s1 = fma(A[(J + c + 1) * ld + i], z[J + c + 1], s1);
+        }
+        z[i] -= s0 + s1;
+      }
+      __syncthreads();
+    }
+  }
+}
+
 // medium: whole matrix in shared memory. POSV: out = X (n x k); else out = L.
-template <typename T, bool POSV>
-__global__ void __launch_bounds__(kNT, 2)
+// MINB: min blocks per SM for the register budget (2 where two blocks fit the shared memory).
+template <typename T, bool POSV, int MINB>
+__global__ void __launch_bounds__(kNT, MINB)
     MediumKernel(const T* a, const T* b, T* out, int32_t* info, int64_t batch, int n, int k,
                  int mode) {
   extern __shared__ __align__(16) unsigned char smraw[];
   const int ld = MediumLd<T>(n);
+  const int nr = POSV ? n + 1 : n;
   T* A = reinterpret_cast<T*>(smraw);
-  auto* sc = reinterpret_cast<BlockedScratch<T>*>(smraw + RoundUp(n * ld * int(sizeof(T)), 16));
+  auto* sc = reinterpret_cast<BlockedScratch<T>*>(smraw + RoundUp(nr * ld * int(sizeof(T)), 16));
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t nn = static_cast<int64_t>(n) * n;
   for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x) {
     const T* am = a + mat * nn;
+    const int64_t base = mat * n * static_cast<int64_t>(k);
     LoadLower<T>(am, n, A, ld, mode == kLoadUpper, false, mode == kLoadSym);  // upper -> lower when transposed
+    if constexpr (POSV) {  // row n = b[:, 0]^T
+      for (int j = tid; j < n; j += kNT) A[n * ld + j] = k > 0 ? b[base + static_cast<int64_t>(j) * k] : T(0);
+    }
     if (tid == 0) sc->info = 0;
     __syncthreads();
     if (mode == kLoadSym) {
       SymmetrizeSmem<T>(A, ld, n);
       __syncthreads();
     }
-    BlockedFactor<T, false>(A, ld, n, nullptr, 0, sc);
+    BlockedFactor<T, false>(A, ld, n, nr, nullptr, 0, sc);
     __syncthreads();
     const int inf = sc->info;
     if (tid == 0) info[mat] = inf;
@@ -297,9 +392,13 @@ __global__ void __launch_bounds__(kNT, 2)
           om[static_cast<int64_t>(i) * n + j] =
               j <= i ? (inf ? Scalar<T>::NaN() : A[i * ld + j]) : T(0);
     } else {
+      if (k > 0) {
+        if (!inf) BlockBackSolve<T>(A, ld, n, sc->dinv, A + n * ld);
+        for (int i = tid; i < n; i += kNT)
+          out[base + static_cast<int64_t>(i) * k] = inf ? Scalar<T>::NaN() : A[n * ld + i];
+      }
       constexpr int MAXM = (tuning::kSmemMaxNF32 + 31) / 32;
-      const int64_t base = mat * n * static_cast<int64_t>(k);
-      for (int cc = warp; cc < k; cc += kNT / 32) {
+      for (int cc = 1 + warp; cc < k; cc += kNT / 32) {  // further columns: warp per column
         T y[MAXM];
 #pragma unroll
         for (int m = 0; m < MAXM; ++m) {
@@ -335,7 +434,7 @@ __global__ void __launch_bounds__(kNT)
     else LoadLower<T>(am, n, lm, n, false, true);  // same thread reads and writes: a == l is fine
     if (tid == 0) sc->info = 0;
     __syncthreads();
-    BlockedFactor<T, true>(lm, n, n, PT, pld, sc);
+    BlockedFactor<T, true>(lm, n, n, n, PT, pld, sc);
     __syncthreads();
     const int inf = sc->info;
     if (tid == 0) info[mat] = inf;
@@ -347,12 +446,20 @@ __global__ void __launch_bounds__(kNT)
   }
 }
 
+#ifdef BATCHLA_MEDIUM_MINB1
+constexpr int kMediumMinB1 = BATCHLA_MEDIUM_MINB1;  // benchmark variant
+#else
+constexpr int kMediumMinB1 = 1;
+#endif
 template <typename T>
 cudaError_t BlockedLaunch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info,
                           int64_t batch, int n, int k, int mode, bool posv, bool medium) {
   if (medium) {
-    const size_t smem = MediumSmemBytes<T>(n);
-    auto kern = posv ? MediumKernel<T, true> : MediumKernel<T, false>;
+    const size_t smem = MediumSmemBytes<T>(n, posv);
+    // two blocks per SM only where their shared memory fits (1 KB reserved per block)
+    const bool two = 2 * (smem + 1024) <= 228 * 1024;
+    auto kern = posv ? (two ? MediumKernel<T, true, 2> : MediumKernel<T, true, kMediumMinB1>)
+                     : (two ? MediumKernel<T, false, 2> : MediumKernel<T, false, kMediumMinB1>);
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
     if (e != cudaSuccess) return e;
     kern<<<GridFor(batch), kNT, smem, s>>>(a, b, out, info, batch, n, k, mode);

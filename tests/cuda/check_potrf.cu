@@ -420,14 +420,28 @@ void RunAll(bool timing) {
   }
 }
 
-// Usage: check_potrf [--no-timing | --timing-only]
+// Usage: check_potrf [--no-timing | --timing-only [MIN_N] | --blocked]
+//   --timing-only MIN_N: time only n >= MIN_N (adds 96, 160, 232, 384 when MIN_N >= 64)
+//   --blocked: correctness for n = 63..512 only, then timing of n >= 64 (blocked classes)
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   const bool no_timing = argc > 1 && std::strcmp(argv[1], "--no-timing") == 0;
   const bool timing_only = argc > 1 && std::strcmp(argv[1], "--timing-only") == 0;
-  if (timing_only) {
-    for (int n : {2, 4, 8, 16, 32, 48, 64, 128, 256, 512}) Time<float>(n);
-    for (int n : {2, 4, 8, 16, 32, 48, 64, 128, 256, 512}) Time<double>(n);
+  const bool blocked = argc > 1 && std::strcmp(argv[1], "--blocked") == 0;
+  const int min_n = timing_only && argc > 2 ? std::atoi(argv[2]) : blocked ? 64 : 0;
+  std::vector<int> tn = {2, 4, 8, 16, 32, 48, 64, 128, 256, 512};
+  if (min_n >= 64) tn = {64, 96, 128, 160, 232, 256, 384, 512};
+  if (blocked) {
+    for (int n : {63, 64, 65, 100, 128, 129, 161, 200, 233, 256, 300, 512}) {
+      for (int64_t b : {int64_t(1), int64_t(n >= 200 ? 3 : 33)}) { CheckCase<float>(n, b); CheckCase<double>(n, b); }
+      CheckFailures<float>(n);
+      CheckFailures<double>(n);
+    }
+    for (int n : {160, 232}) { CheckCase<float>(n, 3); CheckCase<double>(n, 3); CheckFailures<float>(n); CheckFailures<double>(n); }
+  }
+  if (timing_only || blocked) {
+    for (int n : tn) if (n >= min_n) Time<float>(n);
+    for (int n : tn) if (n >= min_n) Time<double>(n);
   } else {
     RunAll<float>(!no_timing);
     RunAll<double>(!no_timing);
