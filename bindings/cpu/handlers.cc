@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bindings/cpu/parallel.h"
 #include "bindings/cpu/posv.h"
 #include "bindings/cpu/potrf.h"
 #include "bindings/cpu/potrs.h"
@@ -21,17 +22,23 @@ namespace {
 using ffi::AnyBuffer;
 using ffi::Result;
 
-// The loop every solve handler shares: x_m = b_m, then solve(m, a_m, x_m) in place.
+using batchla::cpu::ParallelFor;
+
+// The loop every solve handler shares, split over the thread pool: x_m = b_m, then
+// solve(m, a_m, x_m) in place. `flops` estimates one matrix's work.
 template <typename T, typename Solve>
-void SolveBatch(AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, const MatrixShape& bs, Solve&& solve) {
+void SolveBatch(ffi::ThreadPool& pool, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x,
+                const MatrixShape& bs, double flops, Solve&& solve) {
   const int64_t nn = bs.rows * bs.rows, nk = bs.rows * bs.cols;
   const T* pa = DataAs<const T>(a);
   const T* pb = DataAs<const T>(b);
   T* px = DataAs<T>(x);
-  for (int64_t m = 0; m < bs.batch; ++m) {
-    if (pb != px) std::copy_n(pb + m * nk, nk, px + m * nk);  // skipped when XLA aliased b and x
-    solve(m, pa + m * nn, px + m * nk);
-  }
+  ParallelFor(pool, bs.batch, flops, [&](int64_t begin, int64_t end) {
+    for (int64_t m = begin; m < end; ++m) {
+      if (pb != px) std::copy_n(pb + m * nk, nk, px + m * nk);  // skipped when XLA aliased b, x
+      solve(m, pa + m * nn, px + m * nk);
+    }
+  });
 }
 
 // The lower triangle of (A + A^T) / 2 into l, so potrf can then run in place.
@@ -42,7 +49,8 @@ void SymmetrizeLower(const T* a, T* l, int64_t n) {
   }
 }
 
-ffi::Error PotrfImpl(AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info, bool symmetrize) {
+ffi::Error PotrfImpl(ffi::ThreadPool pool, AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info,
+                     bool symmetrize) {
   constexpr const char* kOp = "batchla_potrf";
   auto as = CheckFactor(kOp, a, *l, "l", *info);
   if (!as) return as.error();
@@ -52,46 +60,49 @@ ffi::Error PotrfImpl(AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info, b
     const T* pa = DataAs<const T>(a);
     T* pl = DataAs<T>(l);
     int32_t* pinfo = DataAs<int32_t>(info);
-    for (int64_t m = 0; m < as->batch; ++m) {
-      const T* am = pa + m * nn;
-      if (symmetrize) {
-        SymmetrizeLower(am, pl + m * nn, n);
-        am = pl + m * nn;
+    const double flops = double(n) * n * n / 3;
+    ParallelFor(pool, as->batch, flops, [&](int64_t begin, int64_t end) {
+      for (int64_t m = begin; m < end; ++m) {
+        const T* am = pa + m * nn;
+        if (symmetrize) {
+          SymmetrizeLower(am, pl + m * nn, n);
+          am = pl + m * nn;
+        }
+        pinfo[m] = batchla::cpu::PotrfLower(am, pl + m * nn, n);
       }
-      pinfo[m] = batchla::cpu::PotrfLower(am, pl + m * nn, n);
-    }
+    });
     return ffi::Error::Success();
   });
 }
 
-ffi::Error TrsmImpl(AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, bool lower, bool trans,
+ffi::Error TrsmImpl(ffi::ThreadPool pool, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, bool lower, bool trans,
                     bool unit_diag) {
   constexpr const char* kOp = "batchla_trsm";
   auto bs = CheckSolve(kOp, a, "a", b, *x);
   if (!bs) return bs.error();
   return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
     using T = decltype(zero);
-    SolveBatch<T>(a, b, x, *bs, [&](int64_t, const T* am, T* xm) {
+    SolveBatch<T>(pool, a, b, x, *bs, double(bs->rows) * bs->rows * bs->cols, [&](int64_t, const T* am, T* xm) {
       batchla::cpu::TrsmInPlace(am, xm, bs->rows, bs->cols, lower, trans, unit_diag);
     });
     return ffi::Error::Success();
   });
 }
 
-ffi::Error PotrsImpl(AnyBuffer c, AnyBuffer b, Result<AnyBuffer> x, bool lower) {
+ffi::Error PotrsImpl(ffi::ThreadPool pool, AnyBuffer c, AnyBuffer b, Result<AnyBuffer> x, bool lower) {
   constexpr const char* kOp = "batchla_potrs";
   auto bs = CheckSolve(kOp, c, "c", b, *x);
   if (!bs) return bs.error();
   return DispatchFloat(c.element_type(), kOp, [&](auto zero) {
     using T = decltype(zero);
-    SolveBatch<T>(c, b, x, *bs, [&](int64_t, const T* cm, T* xm) {
+    SolveBatch<T>(pool, c, b, x, *bs, 2.0 * bs->rows * bs->rows * bs->cols, [&](int64_t, const T* cm, T* xm) {
       batchla::cpu::PotrsInPlace(cm, xm, bs->rows, bs->cols, lower);
     });
     return ffi::Error::Success();
   });
 }
 
-ffi::Error PosvImpl(AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, Result<AnyBuffer> info,
+ffi::Error PosvImpl(ffi::ThreadPool pool, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, Result<AnyBuffer> info,
                     bool lower) {
   constexpr const char* kOp = "batchla_posv";
   auto bs = CheckSolve(kOp, a, "a", b, *x, &*info);
@@ -99,10 +110,12 @@ ffi::Error PosvImpl(AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, Result<AnyBuf
   return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
     using T = decltype(zero);
     int32_t* pinfo = DataAs<int32_t>(info);
-    // One n x n factor scratch per call (host memory, as jaxlib's LAPACK handlers do).
-    std::vector<T> work(bs->batch > 0 ? static_cast<size_t>(bs->rows * bs->rows) : 0);
-    SolveBatch<T>(a, b, x, *bs, [&](int64_t m, const T* am, T* xm) {
-      pinfo[m] = batchla::cpu::PosvInPlace(am, xm, work.data(), bs->rows, bs->cols, lower);
+    const int64_t n = bs->rows;
+    const double flops = double(n) * n * n / 3 + 2.0 * n * n * bs->cols;
+    SolveBatch<T>(pool, a, b, x, *bs, flops, [&](int64_t m, const T* am, T* xm) {
+      thread_local std::vector<T> work;  // the n x n factor, one per thread (host memory)
+      work.resize(static_cast<size_t>(n * n));
+      pinfo[m] = batchla::cpu::PosvInPlace(am, xm, work.data(), n, bs->cols, lower);
     });
     return ffi::Error::Success();
   });
@@ -115,6 +128,7 @@ namespace ffi = xla::ffi;
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPotrfCpu, batchla_ffi::cpu::PotrfImpl,
                               ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::AnyBuffer>()   // a
                                   .Ret<ffi::AnyBuffer>()   // l
                                   .Ret<ffi::AnyBuffer>()   // info
@@ -122,6 +136,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPotrfCpu, batchla_ffi::cpu::PotrfImpl,
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaTrsmCpu, batchla_ffi::cpu::TrsmImpl,
                               ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::AnyBuffer>()  // a
                                   .Arg<ffi::AnyBuffer>()  // b
                                   .Ret<ffi::AnyBuffer>()  // x
@@ -131,6 +146,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaTrsmCpu, batchla_ffi::cpu::TrsmImpl,
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPotrsCpu, batchla_ffi::cpu::PotrsImpl,
                               ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::AnyBuffer>()  // c
                                   .Arg<ffi::AnyBuffer>()  // b
                                   .Ret<ffi::AnyBuffer>()  // x
@@ -138,6 +154,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPotrsCpu, batchla_ffi::cpu::PotrsImpl,
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPosvCpu, batchla_ffi::cpu::PosvImpl,
                               ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::AnyBuffer>()  // a
                                   .Arg<ffi::AnyBuffer>()  // b
                                   .Ret<ffi::AnyBuffer>()  // x
