@@ -264,6 +264,211 @@ __global__ void __launch_bounds__(tuning::kSmallThreads)
   }
 }
 
+// ================================================================================================
+// small v3: persistent blocks, double-buffered cp.async staging (chunk c+1 loads while chunk c is
+// factored and stored), posv forward solve folded into the factor (rhs column 0 rides along as one
+// more register per lane; its broadcast shuffle issues next to the pivot's, off the critical path).
+// Same lane-per-row factor and shared layout (odd row stride) as above. -DBATCHLA_POTRF_SMALL_V2
+// selects the v2 kernel (SmallKernel) for comparison.
+// ================================================================================================
+
+// Smallest n that uses SmallKernel3 (v3) instead of SmallKernel (v2); candidate for tuning.h.
+// Measured (bench/NOTES.md "potrf small v3"): v3 wins for float64 n = 20..32 (potrf 0.31-0.42 ->
+// 0.43-0.48, posv 0.21-0.26 -> 0.23-0.27) and loses for float64 n = 9, 16 and every float32 n (its
+// element-wise 4-byte cp.async staging is issue-bound). -DBATCHLA_POTRF_SMALL_V2 / _V3 force one.
+template <typename T>
+constexpr int Small3MinN() {
+  return sizeof(T) == 8 ? tuning::kPotrfSmallV3MinNF64 : tuning::kPotrfSmallV3MinNF32;
+}
+
+template <int BYTES>
+__device__ __forceinline__ void PfCpAsync(void* dst, const void* src) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(d), "l"(src), "n"(BYTES) : "memory");
+}
+__device__ __forceinline__ void PfCpCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void PfCpWait1() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+
+template <typename T, int N, bool POSV>
+struct Small3Cfg {
+  using B = SmallCfg<T, N>;
+  static constexpr int kLanes = B::kLanes, kMPB = B::kMPB, kS = B::kS, kTS = B::kTS, kMS = B::kMS;
+  static constexpr int kRhs = POSV ? RoundUp(kMPB * N, 16 / int(sizeof(T))) : 0;  // rhs col 0 / chunk
+  static constexpr int kBuf = kMPB * kMS + kRhs;                                   // elements per stage
+  static constexpr size_t kSmem = size_t(2) * kBuf * sizeof(T);
+};
+
+// Issues the cp.async copies of chunk [m0, m0 + cnt) into one stage (no commit).
+template <typename T, int N, bool POSV>
+__device__ __forceinline__ void Small3Stage(T* buf, const T* __restrict__ a, const T* __restrict__ b,
+                                            int64_t m0, int cnt, int k, int mode) {
+  using C = Small3Cfg<T, N, POSV>;
+  constexpr int NN = N * N, S = C::kS;
+  const T* src = a + m0 * NN;
+  const int total = cnt * NN;
+#pragma unroll 4
+  for (int e = threadIdx.x; e < C::kMPB * NN; e += tuning::kSmallThreads) {
+    if (e < total) {
+      const int m = e / NN, rr = e - m * NN;
+      const int i = rr / N, j = rr - i * N;
+      const bool skip = mode == kLoadLower ? j > i : (mode == kLoadUpper ? j < i : false);
+      if (!skip) PfCpAsync<sizeof(T)>(buf + m * C::kMS + (mode == kLoadUpper ? j * S + i : i * S + j), src + e);
+    }
+  }
+  if constexpr (POSV) {
+    if (k <= 0) return;  // no rhs (b may be empty)
+    T* rb = buf + C::kMPB * C::kMS;
+    for (int e = threadIdx.x; e < cnt * N; e += tuning::kSmallThreads) {
+      const int m = e / N, i = e - m * N;
+      PfCpAsync<sizeof(T)>(rb + e, b + ((m0 + m) * N + i) * static_cast<int64_t>(k));
+    }
+  }
+}
+
+// SmallFactor with an optional right-hand side: y (lane r: b_r on entry) becomes L^{-1} b.
+template <typename T, int N, int LANES, int TS, bool RHS>
+__device__ __forceinline__ int SmallFactor3(T (&row)[N], T& y, int r, T* tb, T* invd_mine) {
+  using V = Vec<T>;
+  constexpr int kV = V::kN;
+  int info = 0;
+  T invd = T(0);
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const T d = ShflIdx(row[j], j, LANES);
+    T bj = T(0);
+    if constexpr (RHS) bj = ShflIdx(y, j, LANES);
+    if (info == 0 && !(d > T(0))) info = j + 1;
+    const T s = Scalar<T>::Sqrt(d);
+    const T inv = T(1) / s;
+    if (r == j) invd = inv;
+    const T lij = (r == j) ? s : row[j] * inv;
+    row[j] = lij;
+    if constexpr (RHS) {
+      const T yj = bj * inv;
+      y = (r == j) ? yj : (r > j ? fma(-lij, yj, y) : y);
+    }
+    if (j + 1 < N) {
+      if (r < N) tb[j * TS + r] = lij;
+      __syncwarp();
+#pragma unroll
+      for (int kk = ((j + 1) / kV) * kV; kk < N; kk += kV) {
+        const typename V::type v = *reinterpret_cast<const typename V::type*>(tb + j * TS + kk);
+#pragma unroll
+        for (int e = 0; e < kV; ++e) {
+          const int c = kk + e;
+          if (c > j && c < N) row[c] = fma(-lij, V::Get(v, e), row[c]);
+        }
+      }
+    }
+  }
+  *invd_mine = invd;
+  return info;
+}
+
+template <typename T, int N, bool POSV>
+__global__ void __launch_bounds__(tuning::kSmallThreads)
+    SmallKernel3(const T* a, const T* b, T* out, int32_t* info, int64_t batch, int k, int mode) {
+  using C = Small3Cfg<T, N, POSV>;
+  constexpr int MPB = C::kMPB, S = C::kS;
+  extern __shared__ __align__(16) unsigned char pf3_smem[];
+  T* sm = reinterpret_cast<T*>(pf3_smem);
+  const int g = threadIdx.x / C::kLanes, r = threadIdx.x % C::kLanes;
+  const int64_t nblk = CeilDiv(batch, MPB);
+  auto count = [&](int64_t bl) {
+    const int64_t m0 = bl * MPB;
+    return static_cast<int>(batch - m0 < MPB ? batch - m0 : MPB);
+  };
+  int64_t blk = blockIdx.x;
+  if (blk >= nblk) return;
+  Small3Stage<T, N, POSV>(sm, a, b, blk * MPB, count(blk), k, mode);
+  PfCpCommit();
+  int st = 0;
+  for (; blk < nblk; blk += gridDim.x, st ^= 1) {
+    const int64_t nxt = blk + gridDim.x;
+    if (nxt < nblk) Small3Stage<T, N, POSV>(sm + (st ^ 1) * C::kBuf, a, b, nxt * MPB, count(nxt), k, mode);
+    PfCpCommit();
+    PfCpWait1();
+    __syncthreads();
+    const int64_t m0 = blk * MPB;
+    const int cnt = count(blk);
+    T* bufc = sm + st * C::kBuf;
+    T* my = bufc + g * C::kMS;
+    const bool live = g < cnt;
+    T row[N];
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+      row[c] = (r < N && c <= r) ? my[r * S + c] : T(0);
+      if (mode == kLoadSym && r < N && c <= r) row[c] = (row[c] + my[c * S + r]) / T(2);
+    }
+    T y = T(0);
+    if constexpr (POSV) y = (live && r < N) ? bufc[MPB * C::kMS + g * N + r] : T(0);
+    __syncwarp();  // kLoadSym reads other lanes' rows (same warp): all reads before tb overwrites them
+    T invd;
+    const int inf = SmallFactor3<T, N, C::kLanes, C::kTS, POSV>(row, y, r, my, &invd);
+    __syncwarp();
+    if (live && r == 0) info[m0 + g] = inf;
+    if constexpr (!POSV) {
+      if (r < N) {
+#pragma unroll
+        for (int c = 0; c < N; ++c) my[r * S + c] = c <= r ? (inf ? Scalar<T>::NaN() : row[c]) : T(0);
+      }
+      __syncthreads();
+      StageOut<T, N, N>(bufc, cnt * N * N, out + m0 * N * N, S, C::kMS);
+    } else {
+      if (r < N) {
+#pragma unroll
+        for (int c = 0; c < N; ++c)
+          if (c <= r) my[r * S + c] = row[c];
+      }
+      __syncwarp();
+      const int64_t base = (m0 + g) * static_cast<int64_t>(N) * k;
+      for (int cc = 0; cc < k; ++cc) {  // every group runs the shuffles; only live groups touch memory
+        if (cc > 0) {
+          y = (live && r < N) ? b[base + r * k + cc] : T(0);
+#pragma unroll
+          for (int j = 0; j < N; ++j) {  // L y = b
+            const T xj = ShflIdx(y * invd, j, C::kLanes);
+            if (r == j) y = xj;
+            if (r > j) y = fma(-row[j], xj, y);
+          }
+        }
+#pragma unroll
+        for (int j = N - 1; j >= 0; --j) {  // L^T x = y
+          const T xj = ShflIdx(y * invd, j, C::kLanes);
+          if (r == j) y = xj;
+          if (r < j) y = fma(-my[j * S + r], xj, y);
+        }
+        if (live && r < N) out[base + r * k + cc] = inf ? Scalar<T>::NaN() : y;
+      }
+    }
+    __syncthreads();  // this stage is refilled by the next iteration's copies
+  }
+}
+
+template <typename T, int N, bool POSV>
+cudaError_t LaunchSmall3(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info,
+                         int64_t batch, int k, int mode) {
+  using C = Small3Cfg<T, N, POSV>;
+  auto kernel = SmallKernel3<T, N, POSV>;
+  cudaError_t e;
+  if (C::kSmem > 48 * 1024) {
+    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::kSmem));
+    if (e != cudaSuccess) return e;
+  }
+  int dev = 0, sms = 0, per_sm = 0;
+  if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
+  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
+  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tuning::kSmallThreads, C::kSmem)) !=
+      cudaSuccess)
+    return e;
+  if (per_sm < 1) per_sm = 1;
+  const int64_t blocks = CeilDiv(batch, C::kMPB);
+  const int64_t resident = int64_t{per_sm} * sms;
+  const unsigned grid = static_cast<unsigned>(blocks < resident ? blocks : resident);
+  kernel<<<grid, tuning::kSmallThreads, C::kSmem, s>>>(a, b, out, info, batch, k, mode);
+  return cudaGetLastError();
+}
+
 // ---- host-side launch helpers, one per class (instantiated in potrf_*.cu) --------------------
 // a == out is allowed for potrf (every block reads its matrices before writing them).
 template <typename T, int N>
@@ -279,12 +484,24 @@ cudaError_t LaunchTiny(cudaStream_t s, const T* a, const T* b, T* out, int32_t* 
 template <typename T, int N>
 cudaError_t LaunchSmall(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info,
                         int64_t batch, int k, int mode, bool posv) {
-  const int64_t blocks = CeilDiv(batch, SmallCfg<T, N>::kMPB);
-  if (posv)
-    SmallKernel<T, N, true><<<GridFor(blocks), tuning::kSmallThreads, 0, s>>>(a, b, out, info, batch, k, mode);
-  else
-    SmallKernel<T, N, false><<<GridFor(blocks), tuning::kSmallThreads, 0, s>>>(a, b, out, info, batch, k, mode);
-  return cudaGetLastError();
+#if defined(BATCHLA_POTRF_SMALL_V3)
+  constexpr bool kV3 = true;
+#elif defined(BATCHLA_POTRF_SMALL_V2)
+  constexpr bool kV3 = false;
+#else
+  constexpr bool kV3 = N >= Small3MinN<T>();
+#endif
+  if constexpr (kV3) {
+    if (posv) return LaunchSmall3<T, N, true>(s, a, b, out, info, batch, k, mode);
+    return LaunchSmall3<T, N, false>(s, a, b, out, info, batch, k, mode);
+  } else {
+    const int64_t blocks = CeilDiv(batch, SmallCfg<T, N>::kMPB);
+    if (posv)
+      SmallKernel<T, N, true><<<GridFor(blocks), tuning::kSmallThreads, 0, s>>>(a, b, out, info, batch, k, mode);
+    else
+      SmallKernel<T, N, false><<<GridFor(blocks), tuning::kSmallThreads, 0, s>>>(a, b, out, info, batch, k, mode);
+    return cudaGetLastError();
+  }
 }
 
 // Size switches generated from one list (the [LO, HI] range of each instantiating .cu file).
