@@ -141,6 +141,140 @@ __device__ __forceinline__ int DiagFactorLdl(T (&row)[kNB], int lane, T* tb, T* 
   return info;
 }
 
+// ---- large class: trailing update (v4) ---------------------------------------------------------
+// A[k0:n, k0:n] (lower, global, row stride n) -= P P^T with P = L[k0:n, k:k+32] held transposed in
+// shared PT[p * pld + (i - k)]. Warp-level 32 x 32 tiles of the lower triangle (diagonal tiles
+// included), round-robin over the 8 warps; every warp issues its C tile's global loads before the
+// k loop, so the loads are in flight during the tile's 32-step product (no block barrier per tile).
+// f64: 4 x 4 DMMA m8n8k4 (exact f64 FMA), fragments straight from PT (pld = 8 mod 16 doubles:
+// 2 wavefronts per 256 B load); f32: FFMA, thread = 4 rows (stride 8) x 8 consecutive columns,
+// 1 LDS per 4 rows + 2 LDS.128 per 8 columns per 32 FFMA. Rows / columns >= n read stale PT
+// entries; they only feed C entries that are never stored (a matrix product mixes no rows).
+// BATCHLA_LARGE_UPDATE_OLD: the v3 block-tile update (benchmark variant).
+template <typename T>
+__host__ __device__ constexpr int LargePld(int n) {
+  return sizeof(T) == 8 ? RoundUp(n, 16) + 8 : RoundUp(n, 4);
+}
+
+__device__ __forceinline__ void LargeTriDecode(int t, int& ti, int& tj) {
+  int r = static_cast<int>((sqrtf(8.f * t + 1.f) - 1.f) * 0.5f);
+  while (r * (r + 1) / 2 > t) --r;
+  while ((r + 1) * (r + 2) / 2 <= t) ++r;
+  ti = r;
+  tj = t - r * (r + 1) / 2;
+}
+
+// d (8 x 8 tile, lane: row lane/4, cols 2 (lane%4) + {0,1}) += a (8 x 4, lane: row lane/4, col
+// lane%4) * b (4 x 8, lane: row lane%4, col lane/4).
+__device__ __forceinline__ void LargeDmma(double (&d)[2], double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+      : "+d"(d[0]), "+d"(d[1])
+      : "d"(a), "d"(b));
+#else
+  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    const double av = __shfl_sync(0xffffffffu, a, g * 4 + kk);
+    const double b0 = __shfl_sync(0xffffffffu, b, (2 * q) * 4 + kk);
+    const double b1 = __shfl_sync(0xffffffffu, b, (2 * q + 1) * 4 + kk);
+    d[0] = fma(av, b0, d[0]);
+    d[1] = fma(av, b1, d[1]);
+  }
+#endif
+}
+
+// noinline: inlined into the factor loop it spills (255 registers); as a call, none.
+__device__ __noinline__ void LargeUpdateTile(double* A, int n, int k, int i0, int j0, const double* PT,
+                                                int pld) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+  double* const cb = A + static_cast<int64_t>(i0 + g) * n + j0 + 2 * q;  // element (mi, nj, e) at mi 8 n + nj 8 + e
+  double c[4][4][2], acc[4][4][2];
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+    for (int nj = 0; nj < 4; ++nj)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int i = i0 + mi * 8 + g, j = j0 + nj * 8 + 2 * q + e;
+        c[mi][nj][e] = (i < n && j <= i) ? cb[mi * 8 * n + nj * 8 + e] : 0.0;
+        acc[mi][nj][e] = 0.0;
+      }
+  const double* pa = PT + (i0 - k) + g + q * pld;
+  const double* pb = PT + (j0 - k) + g + q * pld;
+#pragma unroll 1
+  for (int p = 0; p < kNB; p += 4) {
+    double a[4], b[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      a[r] = pa[p * pld + r * 8];
+      b[r] = pb[p * pld + r * 8];
+    }
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+      for (int nj = 0; nj < 4; ++nj) LargeDmma(acc[mi][nj], a[mi], b[nj]);
+  }
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+    for (int nj = 0; nj < 4; ++nj)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int i = i0 + mi * 8 + g, j = j0 + nj * 8 + 2 * q + e;
+        if (i < n && j <= i) cb[mi * 8 * n + nj * 8 + e] = c[mi][nj][e] - acc[mi][nj][e];
+      }
+}
+
+__device__ __forceinline__ void LargeUpdateTile(float* A, int n, int k, int i0, int j0, const float* PT,
+                                                int pld) {
+  const int lane = threadIdx.x & 31, rg = lane >> 2, cg = lane & 3;
+  float* const cb = A + static_cast<int64_t>(i0 + rg) * n + j0 + cg * 8;  // element (r, qq) at r 8 n + qq
+  float c[4][8], acc[4][8];
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+#pragma unroll
+    for (int qq = 0; qq < 8; ++qq) {
+      const int i = i0 + rg + 8 * r, j = j0 + cg * 8 + qq;
+      c[r][qq] = (i < n && j <= i) ? cb[r * 8 * n + qq] : 0.f;
+      acc[r][qq] = 0.f;
+    }
+  const float* pa = PT + (i0 - k) + rg;
+  const float* pb = PT + (j0 - k) + cg * 8;  // 16 B aligned: j0 - k = 32 (tj + 1), pld % 4 == 0
+#pragma unroll 4
+  for (int p = 0; p < kNB; ++p) {
+    float a[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) a[r] = pa[p * pld + 8 * r];
+    const float4 b0 = *reinterpret_cast<const float4*>(pb + p * pld);
+    const float4 b1 = *reinterpret_cast<const float4*>(pb + p * pld + 4);
+    const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int qq = 0; qq < 8; ++qq) acc[r][qq] = fmaf(a[r], b[qq], acc[r][qq]);
+  }
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+#pragma unroll
+    for (int qq = 0; qq < 8; ++qq) {
+      const int i = i0 + rg + 8 * r, j = j0 + cg * 8 + qq;
+      if (i < n && j <= i) cb[r * 8 * n + qq] = c[r][qq] - acc[r][qq];
+    }
+}
+
+// Requires a full 32-wide panel (k0 = k + 32), which holds whenever k0 < n.
+template <typename T>
+__device__ __forceinline__ void LargeTrailingUpdate(T* A, int n, int k, int k0, const T* PT, int pld) {
+  const int warp = threadIdx.x >> 5;
+  const int tiles = (n - k0 + 31) >> 5, total = tiles * (tiles + 1) / 2;
+  for (int t = warp; t < total; t += kNT / 32) {
+    int ti, tj;
+    LargeTriDecode(t, ti, tj);
+    LargeUpdateTile(A, n, k, k0 + ti * 32, k0 + tj * 32, PT, pld);
+  }
+}
+
 // Factors the lower triangle of A (n x n, row stride ld; shared or global memory) in place.
 // USE_PT: the panel below the diagonal block is also kept transposed in shared PT[p * pld + i-k]
 // (large path: A in global memory); otherwise the update reads the panel from A (medium path).
@@ -201,6 +335,11 @@ __device__ void BlockedFactor(T* A, int ld, int n, int nr, T* PT, int pld, Block
     __syncthreads();
     // 3. trailing update A[k0:, k0:] -= P P^T (lower tiles only), P = L[k0:, k:k+w]
     const int k0 = k + w, m = nr - k0;
+#ifndef BATCHLA_LARGE_UPDATE_OLD
+    if constexpr (USE_PT) {  // large (nr == n): warp-tile update, see LargeTrailingUpdate
+      if (m > 0) LargeTrailingUpdate<T>(A, n, k, k0, PT, pld);
+    } else
+#endif
     if (m > 0) {
       const int tiles = (m + 63) >> 6;
       for (int ti = 0; ti < tiles; ++ti) {
@@ -308,7 +447,7 @@ __host__ __device__ constexpr size_t MediumSmemBytes(int n, bool posv = false) {
 }
 template <typename T>
 __host__ __device__ constexpr size_t LargeSmemBytes(int n) {
-  return RoundUp(kNB * n * int(sizeof(T)), 16) + sizeof(BlockedScratch<T>);
+  return RoundUp(kNB * LargePld<T>(n) * int(sizeof(T)), 16) + sizeof(BlockedScratch<T>);
 }
 
 // Backward solve L^T x = z in place in z (shared, length n), block-parallel by 32-row panels from
@@ -422,9 +561,9 @@ template <typename T>
 __global__ void __launch_bounds__(kNT)
     LargeKernel(const T* a, T* l, int32_t* info, int64_t batch, int n, int mode) {
   extern __shared__ __align__(16) unsigned char smraw[];
-  const int pld = n;
+  const int pld = LargePld<T>(n);
   T* PT = reinterpret_cast<T*>(smraw);
-  auto* sc = reinterpret_cast<BlockedScratch<T>*>(smraw + RoundUp(kNB * n * int(sizeof(T)), 16));
+  auto* sc = reinterpret_cast<BlockedScratch<T>*>(smraw + RoundUp(kNB * pld * int(sizeof(T)), 16));
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t nn = static_cast<int64_t>(n) * n;
   for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x) {
