@@ -22,6 +22,31 @@ inline unsigned GridFor(int64_t blocks) {
   return static_cast<unsigned>(blocks < kMaxGridX ? blocks : kMaxGridX);
 }
 
+// Grid of a persistent kernel: enough blocks to fill every SM once (at most `blocks_needed`).
+// The SM count and the kernel's occupancy are queried once per (kernel, device) and cached, so
+// launches do no device queries on the hot path. Call from one template instantiation per kernel
+// (`Tag` keeps the caches of different kernels apart).
+template <typename Tag, typename Kernel>
+cudaError_t PersistentGrid(Kernel kernel, int threads, size_t smem, int64_t blocks_needed,
+                           unsigned* grid) {
+  constexpr int kMaxDevices = 64;
+  static int resident[kMaxDevices] = {};  // 0 = not queried yet; benign race: same value written
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  int cached = dev < kMaxDevices ? resident[dev] : 0;
+  if (cached == 0) {
+    int sms = 0, per_sm = 0;
+    if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
+    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem)) != cudaSuccess)
+      return e;
+    cached = (per_sm < 1 ? 1 : per_sm) * sms;
+    if (dev < kMaxDevices) resident[dev] = cached;
+  }
+  *grid = static_cast<unsigned>(blocks_needed < cached ? blocks_needed : cached);
+  return cudaSuccess;
+}
+
 // ---- scalar traits ----------------------------------------------------------------------------
 template <typename T>
 struct Scalar;

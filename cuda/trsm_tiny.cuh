@@ -16,6 +16,8 @@
 
 #include <type_traits>
 
+#include "cuda/common.cuh"
+
 namespace batchla {
 namespace trsm_detail {
 
@@ -268,16 +270,9 @@ cudaError_t LaunchTinyN(cudaStream_t stream, const T* a, const T* b, T* x, int64
     e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::kSmem));
     if (e != cudaSuccess) return e;
   }
-  int dev = 0, sms = 0, per_sm = 0;
-  if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
-  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
-  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, C::kMT, C::kSmem)) !=
-      cudaSuccess)
-    return e;
-  if (per_sm < 1) per_sm = 1;
   const int64_t chunks = (batch + C::kMT - 1) / C::kMT;
-  const int64_t resident = int64_t{per_sm} * sms;
-  const unsigned grid = static_cast<unsigned>(chunks < resident ? chunks : resident);
+  unsigned grid = 0;
+  if ((e = detail::PersistentGrid<C>(kernel, C::kMT, C::kSmem, chunks, &grid)) != cudaSuccess) return e;
   const bool aligned = reinterpret_cast<uintptr_t>(a) % 16 == 0 &&
                        reinterpret_cast<uintptr_t>(b) % 16 == 0 &&
                        reinterpret_cast<uintptr_t>(x) % 16 == 0;
