@@ -75,7 +75,7 @@ def mT(x):
     return jnp.swapaxes(x, -1, -2)
 
 
-def forward(module_name: str, jax_fn):
+def forward(module_name: str, public_name: str, jax_fn):
     """A public name we do not accelerate yet: calls jax's function and says so in its docstring."""
 
     @functools.wraps(jax_fn)
@@ -83,8 +83,8 @@ def forward(module_name: str, jax_fn):
         return jax_fn(*args, **kwargs)
 
     fn.__module__ = module_name
-    fn.__doc__ = (f"Not accelerated by jax_batchla yet: forwards to "
-                  f"``{jax_fn.__module__}.{jax_fn.__name__}``.\n\n" + (jax_fn.__doc__ or ""))
+    fn.__doc__ = (f"Not accelerated by jax_batchla yet: forwards to ``{public_name}."
+                  f"{jax_fn.__name__}``.\n\n" + (jax_fn.__doc__ or ""))
     return fn
 
 
@@ -93,5 +93,5 @@ def forward_missing(namespace: dict, jax_module, module_name: str):
     names = [n for n in dir(jax_module) if not n.startswith("_") and n not in namespace]
     for n in names:
         obj = getattr(jax_module, n)
-        namespace[n] = forward(module_name, obj) if callable(obj) else obj
+        namespace[n] = forward(module_name, jax_module.__name__, obj) if callable(obj) else obj
     return names
