@@ -264,23 +264,7 @@ __global__ void __launch_bounds__(tuning::kSmallThreads)
   }
 }
 
-// ================================================================================================
-// small v3: persistent blocks, double-buffered cp.async staging (chunk c+1 loads while chunk c is
-// factored and stored), posv forward solve folded into the factor (rhs column 0 rides along as one
-// more register per lane; its broadcast shuffle issues next to the pivot's, off the critical path).
-// Same lane-per-row factor and shared layout (odd row stride) as above. -DBATCHLA_POTRF_SMALL_V2
-// selects the v2 kernel (SmallKernel) for comparison.
-// ================================================================================================
-
-// Smallest n that uses SmallKernel3 (v3) instead of SmallKernel (v2); candidate for tuning.h.
-// Measured (bench/NOTES.md "potrf small v3"): v3 wins for float64 n = 20..32 (potrf 0.31-0.42 ->
-// 0.43-0.48, posv 0.21-0.26 -> 0.23-0.27) and loses for float64 n = 9, 16 and every float32 n (its
-// element-wise 4-byte cp.async staging is issue-bound). -DBATCHLA_POTRF_SMALL_V2 / _V3 force one.
-template <typename T>
-constexpr int Small3MinN() {
-  return sizeof(T) == 8 ? tuning::kPotrfSmallV3MinNF64 : tuning::kPotrfSmallV3MinNF32;
-}
-
+// ---- cp.async helpers (sm_80+) for the persistent small kernel below ----------------------------
 template <int BYTES>
 __device__ __forceinline__ void PfCpAsync(void* dst, const void* src) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -289,35 +273,76 @@ __device__ __forceinline__ void PfCpAsync(void* dst, const void* src) {
 __device__ __forceinline__ void PfCpCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void PfCpWait1() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
+// ================================================================================================
+// small v4 (the default for n = 9..32): persistent blocks, double-buffered: chunk c + 1 loads while
+// chunk c is factored and stored; posv's forward solve rides along in the factor. Each chunk (kChunk consecutive matrices = one
+// contiguous, 16 B aligned range of global memory) is copied with 16-byte cp.async into a dense
+// shared buffer (rows padded by one 16 B granule when a row is an even number of granules, so the
+// 16 B row loads of 8 consecutive lanes hit distinct banks), each group factors kG matrices of the
+// chunk in turn, writes L back in place and the block stores the chunk with 16-byte stores. The
+// column broadcast buffer is two rows per group (ping-pong), separate from the stages.
+// Needs a and out 16 B aligned (LaunchSmall falls back to v2 otherwise).
+// ================================================================================================
+
 template <typename T, int N, bool POSV>
-struct Small3Cfg {
+struct Small4Cfg {
   using B = SmallCfg<T, N>;
-  static constexpr int kLanes = B::kLanes, kMPB = B::kMPB, kS = B::kS, kTS = B::kTS, kMS = B::kMS;
-  static constexpr int kRhs = POSV ? RoundUp(kMPB * N, 16 / int(sizeof(T))) : 0;  // rhs col 0 / chunk
-  static constexpr int kBuf = kMPB * kMS + kRhs;                                   // elements per stage
-  static constexpr size_t kSmem = size_t(2) * kBuf * sizeof(T);
+  static constexpr int kN = N, kLanes = B::kLanes, kMPB = B::kMPB, kTS = B::kTS;
+  static constexpr int kV = 16 / int(sizeof(T));                   // elements per 16 B granule
+  static constexpr int kNN = N * N;
+  static constexpr bool kRowVec = N % kV == 0;                    // rows are whole granules
+  static constexpr int kRS = (N % (2 * kV) == 0) ? N + kV : N;    // shared row stride
+  static constexpr bool kDense = kRS == N;                        // shared layout == global layout
+  static constexpr int kMS = N * kRS;                             // shared matrix stride
+  static constexpr int kMatBytes = kNN * int(sizeof(T));
+  static constexpr int kTarget = 8192;                            // ~bytes per stage
+  static constexpr int kG0 = (kTarget + kMPB * kMatBytes / 2) / (kMPB * kMatBytes);
+  static constexpr int kG = kG0 < 1 ? 1 : kG0;                    // matrices per group per chunk
+  static constexpr int kChunk = kMPB * kG;                        // multiple of kV: chunks stay aligned
+  static_assert(kChunk % kV == 0, "chunk must start 16 B aligned");
+  static constexpr int kRhs = POSV ? RoundUp(kChunk * N, kV) : 0;
+  static constexpr int kBuf = RoundUp(kChunk * kMS, kV) + kRhs;   // elements per stage
+  static constexpr int kTb = kMPB * 2 * kTS;                      // broadcast rows (all groups)
+  static constexpr size_t kSmem = (size_t(2) * kBuf + kTb) * sizeof(T);
 };
+
+__device__ __forceinline__ void PfCpAsync16(void* dst, const void* src) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+}
+
+// Shared offset of chunk element e (e = m * N * N + i * N + j).
+template <typename C>
+__device__ __forceinline__ int Small4At(int e) {
+  if constexpr (C::kDense) {
+    return e;
+  } else {
+    constexpr int NN = C::kNN, NC = C::kN;
+    const int m = e / NN, rr = e - m * NN;
+    const int i = rr / NC, j = rr - i * NC;
+    return m * C::kMS + i * C::kRS + j;
+  }
+}
 
 // Issues the cp.async copies of chunk [m0, m0 + cnt) into one stage (no commit).
 template <typename T, int N, bool POSV>
-__device__ __forceinline__ void Small3Stage(T* buf, const T* __restrict__ a, const T* __restrict__ b,
-                                            int64_t m0, int cnt, int k, int mode) {
-  using C = Small3Cfg<T, N, POSV>;
-  constexpr int NN = N * N, S = C::kS;
-  const T* src = a + m0 * NN;
-  const int total = cnt * NN;
+__device__ __forceinline__ void Small4Stage(T* buf, const T* __restrict__ a, const T* __restrict__ b,
+                                            int64_t m0, int cnt, int k) {
+  using C = Small4Cfg<T, N, POSV>;
+  constexpr int V = C::kV;
+  const T* src = a + m0 * C::kNN;
+  const int total = cnt * C::kNN;
+  const int ng = total / V;
 #pragma unroll 4
-  for (int e = threadIdx.x; e < C::kMPB * NN; e += tuning::kSmallThreads) {
-    if (e < total) {
-      const int m = e / NN, rr = e - m * NN;
-      const int i = rr / N, j = rr - i * N;
-      const bool skip = mode == kLoadLower ? j > i : (mode == kLoadUpper ? j < i : false);
-      if (!skip) PfCpAsync<sizeof(T)>(buf + m * C::kMS + (mode == kLoadUpper ? j * S + i : i * S + j), src + e);
-    }
+  for (int q = threadIdx.x; q < ng; q += tuning::kSmallThreads)
+    PfCpAsync16(buf + Small4At<C>(q * V), src + q * V);
+  if constexpr (C::kDense && C::kNN % V != 0) {  // tail of the last chunk (dense layout only)
+    const int e = ng * V + threadIdx.x;
+    if (e < total) PfCpAsync<sizeof(T)>(buf + e, src + e);
   }
   if constexpr (POSV) {
     if (k <= 0) return;  // no rhs (b may be empty)
-    T* rb = buf + C::kMPB * C::kMS;
+    T* rb = buf + (C::kBuf - C::kRhs);
     for (int e = threadIdx.x; e < cnt * N; e += tuning::kSmallThreads) {
       const int m = e / N, i = e - m * N;
       PfCpAsync<sizeof(T)>(rb + e, b + ((m0 + m) * N + i) * static_cast<int64_t>(k));
@@ -325,9 +350,11 @@ __device__ __forceinline__ void Small3Stage(T* buf, const T* __restrict__ a, con
   }
 }
 
-// SmallFactor with an optional right-hand side: y (lane r: b_r on entry) becomes L^{-1} b.
+// SmallFactor with an optional right-hand side (y, lane r: b_r on entry, becomes L^{-1} b) and a
+// two-row broadcast buffer tb (row j & 1 receives column j): the __syncwarp of
+// step j + 1 orders every lane's step-j reads before the step-(j + 2) overwrite.
 template <typename T, int N, int LANES, int TS, bool RHS>
-__device__ __forceinline__ int SmallFactor3(T (&row)[N], T& y, int r, T* tb, T* invd_mine) {
+__device__ __forceinline__ int SmallFactor4(T (&row)[N], T& y, int r, T* tb, T* invd_mine) {
   using V = Vec<T>;
   constexpr int kV = V::kN;
   int info = 0;
@@ -348,11 +375,12 @@ __device__ __forceinline__ int SmallFactor3(T (&row)[N], T& y, int r, T* tb, T* 
       y = (r == j) ? yj : (r > j ? fma(-lij, yj, y) : y);
     }
     if (j + 1 < N) {
-      if (r < N) tb[j * TS + r] = lij;
+      T* t = tb + (j & 1) * TS;
+      if (r < N) t[r] = lij;
       __syncwarp();
 #pragma unroll
       for (int kk = ((j + 1) / kV) * kV; kk < N; kk += kV) {
-        const typename V::type v = *reinterpret_cast<const typename V::type*>(tb + j * TS + kk);
+        const typename V::type v = *reinterpret_cast<const typename V::type*>(t + kk);
 #pragma unroll
         for (int e = 0; e < kV; ++e) {
           const int c = kk + e;
@@ -367,78 +395,129 @@ __device__ __forceinline__ int SmallFactor3(T (&row)[N], T& y, int r, T* tb, T* 
 
 template <typename T, int N, bool POSV>
 __global__ void __launch_bounds__(tuning::kSmallThreads)
-    SmallKernel3(const T* a, const T* b, T* out, int32_t* info, int64_t batch, int k, int mode) {
-  using C = Small3Cfg<T, N, POSV>;
-  constexpr int MPB = C::kMPB, S = C::kS;
-  extern __shared__ __align__(16) unsigned char pf3_smem[];
-  T* sm = reinterpret_cast<T*>(pf3_smem);
+    SmallKernel4(const T* a, const T* b, T* out, int32_t* info, int64_t batch, int k, int mode) {
+  using C = Small4Cfg<T, N, POSV>;
+  using VT = typename Vec<T>::type;
+  constexpr int MPB = C::kMPB, CH = C::kChunk, RS = C::kRS, V = C::kV;
+  extern __shared__ __align__(16) unsigned char pf4_smem[];
+  T* sm = reinterpret_cast<T*>(pf4_smem);
   const int g = threadIdx.x / C::kLanes, r = threadIdx.x % C::kLanes;
-  const int64_t nblk = CeilDiv(batch, MPB);
+  T* tb = sm + 2 * C::kBuf + g * 2 * C::kTS;
+  const int64_t nblk = CeilDiv(batch, CH);
   auto count = [&](int64_t bl) {
-    const int64_t m0 = bl * MPB;
-    return static_cast<int>(batch - m0 < MPB ? batch - m0 : MPB);
+    const int64_t m0 = bl * CH;
+    return static_cast<int>(batch - m0 < CH ? batch - m0 : CH);
   };
   int64_t blk = blockIdx.x;
   if (blk >= nblk) return;
-  Small3Stage<T, N, POSV>(sm, a, b, blk * MPB, count(blk), k, mode);
+  Small4Stage<T, N, POSV>(sm, a, b, blk * CH, count(blk), k);
   PfCpCommit();
   int st = 0;
   for (; blk < nblk; blk += gridDim.x, st ^= 1) {
     const int64_t nxt = blk + gridDim.x;
-    if (nxt < nblk) Small3Stage<T, N, POSV>(sm + (st ^ 1) * C::kBuf, a, b, nxt * MPB, count(nxt), k, mode);
+    if (nxt < nblk) Small4Stage<T, N, POSV>(sm + (st ^ 1) * C::kBuf, a, b, nxt * CH, count(nxt), k);
     PfCpCommit();
     PfCpWait1();
     __syncthreads();
-    const int64_t m0 = blk * MPB;
+    const int64_t m0 = blk * CH;
     const int cnt = count(blk);
     T* bufc = sm + st * C::kBuf;
-    T* my = bufc + g * C::kMS;
-    const bool live = g < cnt;
-    T row[N];
-#pragma unroll
-    for (int c = 0; c < N; ++c) {
-      row[c] = (r < N && c <= r) ? my[r * S + c] : T(0);
-      if (mode == kLoadSym && r < N && c <= r) row[c] = (row[c] + my[c * S + r]) / T(2);
-    }
-    T y = T(0);
-    if constexpr (POSV) y = (live && r < N) ? bufc[MPB * C::kMS + g * N + r] : T(0);
-    __syncwarp();  // kLoadSym reads other lanes' rows (same warp): all reads before tb overwrites them
-    T invd;
-    const int inf = SmallFactor3<T, N, C::kLanes, C::kTS, POSV>(row, y, r, my, &invd);
-    __syncwarp();
-    if (live && r == 0) info[m0 + g] = inf;
-    if constexpr (!POSV) {
+    for (int gi = 0; gi < C::kG && gi * MPB < cnt; ++gi) {  // block-uniform trip count
+      const int mi = gi * MPB + g;
+      const bool live = mi < cnt;
+      T* my = bufc + mi * C::kMS;
+      T row[N];
       if (r < N) {
+        if (mode == kLoadUpper) {
 #pragma unroll
-        for (int c = 0; c < N; ++c) my[r * S + c] = c <= r ? (inf ? Scalar<T>::NaN() : row[c]) : T(0);
-      }
-      __syncthreads();
-      StageOut<T, N, N>(bufc, cnt * N * N, out + m0 * N * N, S, C::kMS);
-    } else {
-      if (r < N) {
+          for (int c = 0; c < N; ++c) row[c] = c <= r ? my[c * RS + r] : T(0);
+        } else {
+          if constexpr (C::kRowVec) {
 #pragma unroll
-        for (int c = 0; c < N; ++c)
-          if (c <= r) my[r * S + c] = row[c];
-      }
-      __syncwarp();
-      const int64_t base = (m0 + g) * static_cast<int64_t>(N) * k;
-      for (int cc = 0; cc < k; ++cc) {  // every group runs the shuffles; only live groups touch memory
-        if (cc > 0) {
-          y = (live && r < N) ? b[base + r * k + cc] : T(0);
+            for (int kk = 0; kk < N; kk += V) {
+              VT v;
+              if (kk <= r) v = *reinterpret_cast<const VT*>(my + r * RS + kk);
 #pragma unroll
-          for (int j = 0; j < N; ++j) {  // L y = b
-            const T xj = ShflIdx(y * invd, j, C::kLanes);
-            if (r == j) y = xj;
-            if (r > j) y = fma(-row[j], xj, y);
+              for (int e = 0; e < V; ++e) row[kk + e] = (kk + e <= r) ? Vec<T>::Get(v, e) : T(0);
+            }
+          } else {
+#pragma unroll
+            for (int c = 0; c < N; ++c) row[c] = c <= r ? my[r * RS + c] : T(0);
+          }
+          if (mode == kLoadSym) {
+#pragma unroll
+            for (int c = 0; c < N; ++c)
+              if (c <= r) row[c] = (row[c] + my[c * RS + r]) / T(2);
           }
         }
+      } else {
 #pragma unroll
-        for (int j = N - 1; j >= 0; --j) {  // L^T x = y
-          const T xj = ShflIdx(y * invd, j, C::kLanes);
-          if (r == j) y = xj;
-          if (r < j) y = fma(-my[j * S + r], xj, y);
+        for (int c = 0; c < N; ++c) row[c] = T(0);
+      }
+      T y = T(0);
+      if constexpr (POSV) y = (live && r < N) ? bufc[C::kBuf - C::kRhs + mi * N + r] : T(0);
+      __syncwarp();  // kLoadSym / upper read other lanes' rows: all reads before the write-back
+      T invd;
+      const int inf = SmallFactor4<T, N, C::kLanes, C::kTS, POSV>(row, y, r, tb, &invd);
+      if (live && r == 0) info[m0 + mi] = inf;
+      if (r < N) {  // L back in place (zeros above, NaN on failure)
+        if constexpr (C::kRowVec) {
+#pragma unroll
+          for (int kk = 0; kk < N; kk += V) {
+            T w[V];
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              const int c = kk + e;
+              w[e] = c <= r ? (inf ? Scalar<T>::NaN() : row[c]) : T(0);
+            }
+            VT v;
+            if constexpr (V == 4) {
+              v = VT{w[0], w[1], w[2], w[3]};
+            } else {
+              v = VT{w[0], w[1]};
+            }
+            *reinterpret_cast<VT*>(my + r * RS + kk) = v;
+          }
+        } else {
+#pragma unroll
+          for (int c = 0; c < N; ++c) my[r * RS + c] = c <= r ? (inf ? Scalar<T>::NaN() : row[c]) : T(0);
         }
-        if (live && r < N) out[base + r * k + cc] = inf ? Scalar<T>::NaN() : y;
+      }
+      if constexpr (POSV) {
+        __syncwarp();
+        const int64_t base = (m0 + mi) * static_cast<int64_t>(N) * k;
+        for (int cc = 0; cc < k; ++cc) {  // every group runs the shuffles; only live groups touch memory
+          if (cc > 0) {
+            y = (live && r < N) ? b[base + r * k + cc] : T(0);
+#pragma unroll
+            for (int j = 0; j < N; ++j) {  // L y = b
+              const T xj = ShflIdx(y * invd, j, C::kLanes);
+              if (r == j) y = xj;
+              if (r > j) y = fma(-row[j], xj, y);
+            }
+          }
+#pragma unroll
+          for (int j = N - 1; j >= 0; --j) {  // L^T x = y
+            const T xj = ShflIdx(y * invd, j, C::kLanes);
+            if (r == j) y = xj;
+            if (r < j) y = fma(-my[j * RS + r], xj, y);
+          }
+          if (live && r < N) out[base + r * k + cc] = inf ? Scalar<T>::NaN() : y;
+        }
+      }
+      __syncwarp();
+    }
+    if constexpr (!POSV) {
+      __syncthreads();
+      T* dst = out + m0 * C::kNN;
+      const int total = cnt * C::kNN;
+      const int ng = total / V;
+#pragma unroll 4
+      for (int q = threadIdx.x; q < ng; q += tuning::kSmallThreads)
+        *reinterpret_cast<VT*>(dst + q * V) = *reinterpret_cast<const VT*>(bufc + Small4At<C>(q * V));
+      if constexpr (C::kDense && C::kNN % V != 0) {
+        const int e = ng * V + threadIdx.x;
+        if (e < total) dst[e] = bufc[e];
       }
     }
     __syncthreads();  // this stage is refilled by the next iteration's copies
@@ -446,25 +525,19 @@ __global__ void __launch_bounds__(tuning::kSmallThreads)
 }
 
 template <typename T, int N, bool POSV>
-cudaError_t LaunchSmall3(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info,
+cudaError_t LaunchSmall4(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info,
                          int64_t batch, int k, int mode) {
-  using C = Small3Cfg<T, N, POSV>;
-  auto kernel = SmallKernel3<T, N, POSV>;
+  using C = Small4Cfg<T, N, POSV>;
+  auto kernel = SmallKernel4<T, N, POSV>;
   cudaError_t e;
   if (C::kSmem > 48 * 1024) {
     e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::kSmem));
     if (e != cudaSuccess) return e;
   }
-  int dev = 0, sms = 0, per_sm = 0;
-  if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
-  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
-  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tuning::kSmallThreads, C::kSmem)) !=
+  unsigned grid = 0;
+  if ((e = PersistentGrid<C>(kernel, tuning::kSmallThreads, C::kSmem, CeilDiv(batch, C::kChunk), &grid)) !=
       cudaSuccess)
     return e;
-  if (per_sm < 1) per_sm = 1;
-  const int64_t blocks = CeilDiv(batch, C::kMPB);
-  const int64_t resident = int64_t{per_sm} * sms;
-  const unsigned grid = static_cast<unsigned>(blocks < resident ? blocks : resident);
   kernel<<<grid, tuning::kSmallThreads, C::kSmem, s>>>(a, b, out, info, batch, k, mode);
   return cudaGetLastError();
 }
@@ -484,24 +557,24 @@ cudaError_t LaunchTiny(cudaStream_t s, const T* a, const T* b, T* out, int32_t* 
 template <typename T, int N>
 cudaError_t LaunchSmall(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info,
                         int64_t batch, int k, int mode, bool posv) {
-#if defined(BATCHLA_POTRF_SMALL_V3)
-  constexpr bool kV3 = true;
-#elif defined(BATCHLA_POTRF_SMALL_V2)
-  constexpr bool kV3 = false;
+#if defined(BATCHLA_POTRF_SMALL_V2)
+  constexpr bool kPersistent = false;  // benchmark variant: the v2 kernel everywhere
 #else
-  constexpr bool kV3 = N >= Small3MinN<T>();
+  constexpr bool kPersistent = true;   // v4 beats v2 at every n = 9..32 (bench/NOTES.md "potrf small v4")
 #endif
-  if constexpr (kV3) {
-    if (posv) return LaunchSmall3<T, N, true>(s, a, b, out, info, batch, k, mode);
-    return LaunchSmall3<T, N, false>(s, a, b, out, info, batch, k, mode);
-  } else {
-    const int64_t blocks = CeilDiv(batch, SmallCfg<T, N>::kMPB);
-    if (posv)
-      SmallKernel<T, N, true><<<GridFor(blocks), tuning::kSmallThreads, 0, s>>>(a, b, out, info, batch, k, mode);
-    else
-      SmallKernel<T, N, false><<<GridFor(blocks), tuning::kSmallThreads, 0, s>>>(a, b, out, info, batch, k, mode);
-    return cudaGetLastError();
+  const bool aligned = (reinterpret_cast<uintptr_t>(a) % 16 == 0) && (posv || reinterpret_cast<uintptr_t>(out) % 16 == 0);
+  if constexpr (kPersistent) {
+    if (aligned) {  // 16-byte staging needs 16 B aligned buffers; v2 takes any
+      if (posv) return LaunchSmall4<T, N, true>(s, a, b, out, info, batch, k, mode);
+      return LaunchSmall4<T, N, false>(s, a, b, out, info, batch, k, mode);
+    }
   }
+  const int64_t blocks = CeilDiv(batch, SmallCfg<T, N>::kMPB);
+  if (posv)
+    SmallKernel<T, N, true><<<GridFor(blocks), tuning::kSmallThreads, 0, s>>>(a, b, out, info, batch, k, mode);
+  else
+    SmallKernel<T, N, false><<<GridFor(blocks), tuning::kSmallThreads, 0, s>>>(a, b, out, info, batch, k, mode);
+  return cudaGetLastError();
 }
 
 // Size switches generated from one list (the [LO, HI] range of each instantiating .cu file).

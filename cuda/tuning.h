@@ -14,11 +14,6 @@ namespace tuning {
 // large:  otherwise                block per matrix, blocked right-looking in global memory
 constexpr int kPotrfTinyMaxN = 8;
 constexpr int kPotrfSmallMaxN = 32;  // must stay <= 32 (one lane per row)
-// small class, v2 (chunk staged, factored, stored in turn) or v3 (persistent blocks, next chunk
-// loaded with cp.async while this one factors) from this n on: v3 wins for float64 n >= 17 and
-// loses for every float32 n (bench/NOTES.md, "potrf small v3"). 33 = never.
-constexpr int kPotrfSmallV3MinNF64 = 17;
-constexpr int kPotrfSmallV3MinNF32 = 33;
 constexpr int kPotrfWideMaxN = 64;   // must stay 64 (two warps, lane per row)
 // Largest n whose padded matrix (n x (n|1)) plus the blocked kernel's scratch (~17 KB float64,
 // ~8.5 KB float32) fits in the 227 KB (232,448 B) of shared memory of one block:
