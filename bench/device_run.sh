@@ -16,7 +16,7 @@ python3 -c "import jax, jax_batchla; print(jax.__version__, jax.devices(), 'cuda
 
 if [ "${SKIP_CHECKS:-0}" != 1 ]; then
   step "kernel checks"
-  tests/cuda/run_checks.sh > "$OUT/checks.log" 2>&1; echo "checks rc=$?"
+  tests/cuda/run_checks.sh ${CHECKS:-} > "$OUT/checks.log" 2>&1; echo "checks rc=$?"
   grep -E "FAIL|PASS|fail|error" "$OUT/checks.log" | tail -20
 fi
 
