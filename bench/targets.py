@@ -2,7 +2,7 @@
 
 Usage: python3 -m bench.targets bench/results/nvidia-h200.json
 Each target: (op, predicate on n, metric, threshold). Metrics: 'fraction' (of the roofline) or
-'x_jnp' (jnp time / our time in the same run).
+'x_jnp' (jnp time / our time in the same run), 'x_peer' (the faster of jnp and torch / ours).
 """
 from __future__ import annotations
 
@@ -16,6 +16,13 @@ TARGETS = [  # issue 3: the Cholesky family
     ("cho_solve", lambda n: n <= 256, "fraction", 0.5),
     ("solve_triangular", lambda n: n <= 256, "fraction", 0.5),
     ("posv", lambda n: n <= 64, "x_jnp", 5.0),
+    # issue 4: the LU family
+    ("lu", lambda n: n <= 32, "fraction", 0.5),
+    ("lu", lambda n: True, "x_peer", 2.0),
+    ("solve", lambda n: n <= 64, "x_jnp", 5.0),
+    ("solve", lambda n: 128 <= n <= 512, "x_jnp", 2.0),
+    ("inv", lambda n: n <= 128, "x_jnp", 3.0),
+    ("det", lambda n: n <= 128, "x_jnp", 3.0),
 ]
 
 
@@ -29,8 +36,10 @@ def evaluate(rows):
             if metric == "fraction":
                 value = r["roofline_fraction"]
             else:
-                peer = by_key.get(("jnp", op, dtype, n), {}).get("seconds")
-                value = peer / r["seconds"] if peer else float("nan")
+                libs = ("jnp", "torch") if metric == "x_peer" else ("jnp",)
+                peers = [by_key.get((lib_, op, dtype, n), {}).get("seconds") for lib_ in libs]
+                peers = [p for p in peers if p]
+                value = min(peers) / r["seconds"] if peers else float("nan")
             out.append((op, dtype, n, metric, threshold, value, value >= threshold))
     return out
 

@@ -116,4 +116,57 @@ inline ffi::ErrorOr<MatrixShape> CheckSolve(const char* op, const ffi::AnyBuffer
   return bs;
 }
 
+// A per-matrix vector (..., n) of int32 (pivots, perm), or of a's dtype when `float_like` (sign,
+// logabsdet have shape (...): pass n = -1), with the batch dims of a.
+inline ffi::Error VectorOperand(const char* op, const ffi::AnyBuffer& v, const char* name,
+                                const ffi::AnyBuffer& a, int64_t n, bool float_like = false) {
+  auto vd = v.dimensions(), ad = a.dimensions();
+  const size_t want_rank = ad.size() - 2 + (n >= 0 ? 1 : 0);
+  bool ok = vd.size() == want_rank && std::equal(ad.begin(), ad.end() - 2, vd.begin());
+  if (ok && n >= 0) ok = vd[vd.size() - 1] == n;
+  if (!ok) {
+    return ShapeError(Operand(op, name) + " must have the batch shape of a" +
+                      (n >= 0 ? " followed by " + std::to_string(n) : std::string()) + ", got " +
+                      DimsString(vd) + " for a of shape " + DimsString(ad));
+  }
+  if (float_like ? v.element_type() != a.element_type() : v.element_type() != ffi::DataType::S32) {
+    return ShapeError(Operand(op, name) + (float_like ? " must have the dtype of a" : " must be int32"));
+  }
+  return ffi::Error::Success();
+}
+
+// getrf: a (..., n, n) -> lu (like a), pivots (..., n), perm (..., n), info (...).
+inline ffi::ErrorOr<MatrixShape> CheckGetrf(const char* op, const ffi::AnyBuffer& a,
+                                            const ffi::AnyBuffer& lu, const ffi::AnyBuffer& pivots,
+                                            const ffi::AnyBuffer& perm, const ffi::AnyBuffer& info) {
+  auto as = CheckFactor(op, a, lu, "lu", info);
+  if (!as) return as;
+  if (auto e = VectorOperand(op, pivots, "pivots", a, as->rows); e.failure()) return ffi::Unexpected(e);
+  if (auto e = VectorOperand(op, perm, "perm", a, as->rows); e.failure()) return ffi::Unexpected(e);
+  return as;
+}
+
+// getrs: lu (..., n, n), perm (..., n), b (..., n, k) -> x (like b). Returns b's shape.
+inline ffi::ErrorOr<MatrixShape> CheckGetrs(const char* op, const ffi::AnyBuffer& lu,
+                                            const ffi::AnyBuffer& perm, const ffi::AnyBuffer& b,
+                                            const ffi::AnyBuffer& x) {
+  auto bs = CheckSolve(op, lu, "lu", b, x);
+  if (!bs) return bs;
+  if (auto e = VectorOperand(op, perm, "perm", lu, bs->rows); e.failure()) return ffi::Unexpected(e);
+  return bs;
+}
+
+// slogdet: a (..., n, n) -> sign (...), logabsdet (...) of a's dtype.
+inline ffi::ErrorOr<MatrixShape> CheckSlogdet(const char* op, const ffi::AnyBuffer& a,
+                                              const ffi::AnyBuffer& sign,
+                                              const ffi::AnyBuffer& logabsdet) {
+  auto as = SquareOperand(op, a, "a");
+  if (!as) return as;
+  if (auto e = IntSized(op, *as, "a"); e.failure()) return ffi::Unexpected(e);
+  if (auto e = VectorOperand(op, sign, "sign", a, -1, true); e.failure()) return ffi::Unexpected(e);
+  if (auto e = VectorOperand(op, logabsdet, "logabsdet", a, -1, true); e.failure())
+    return ffi::Unexpected(e);
+  return as;
+}
+
 }  // namespace batchla_ffi

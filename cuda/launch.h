@@ -52,4 +52,49 @@ cudaError_t LaunchPosv(cudaStream_t stream, const T* a, const T* b, T* x, int32_
 template <typename T>
 int PosvMaxFusedN();
 
+// ---- LU family (LAPACK getrf / getrs / gesv, jnp.linalg.inv / slogdet) ------------------------
+// Partial pivoting exactly as LAPACK getf2: at step j the pivot is the FIRST row r >= j (in the
+// current, already swapped row order) of largest |a(r, j)|; rows j and r are swapped; when the
+// pivot is exactly 0 the column is not scaled (it is all zeros below the diagonal anyway), info
+// records the first such j, and elimination continues.
+//
+// Factor PA = LU of square n x n matrices. lu: L strictly below the diagonal (unit diagonal
+// implied), U on and above. pivots[b * n + j]: 0-based row swapped with row j at step j (LAPACK
+// ipiv - 1, jax.lax.linalg.lu's `pivots`). perm[b * n + i]: 0-based original row that ends in row
+// i, so (PA)(i, :) = A(perm[i], :) (jax's `permutation`). info[b]: 0, or 1-based index of the
+// first exactly-zero pivot U(j, j) == 0. `a` and `lu` may be the same buffer.
+template <typename T>
+cudaError_t LaunchGetrf(cudaStream_t stream, const T* a, T* lu, int32_t* pivots, int32_t* perm,
+                        int32_t* info, int64_t batch, int n);
+template <typename T>
+int GetrfMaxN();  // largest n LaunchGetrf handles (>= 512); larger returns cudaErrorInvalidValue
+
+// Solve op(A) X = B from getrf's lu and perm (A = P^T L U): op(A) = A, or A^T when `trans`.
+// B and X are n x k (may be the same buffer). A zero pivot gives inf/NaN in that matrix's X only.
+template <typename T>
+cudaError_t LaunchGetrs(cudaStream_t stream, const T* lu, const int32_t* perm, const T* b, T* x,
+                        int64_t batch, int n, int k, bool trans);
+
+// Fused on-chip variants, for n <= LuFusedMaxN<T>() (larger n returns cudaErrorInvalidValue and
+// the Python lowering composes getrf + getrs / a reduction of the diagonal instead). Each factors
+// A exactly as LaunchGetrf does and never writes the LU factors to global memory.
+//   gesv:    X = A^-1 B (B, X n x k, any k >= 0; may alias); info as getrf; a singular matrix gets
+//            what getrs of its LU would give (inf/NaN), its neighbours are untouched.
+//   inverse: inv = A^-1 (n x n); info as getrf; singular -> inf/NaN as gesv against I.
+//   slogdet: sign[b], logabsdet[b] exactly as jnp.linalg.slogdet computes them from the LU:
+//            sign = (-1)^(#j: pivots[j] != j) * prod_j sign(U(j, j)), logabsdet = sum_j log|U(j, j)|,
+//            and when any U(j, j) == 0: sign = 0, logabsdet = -inf. A NaN U(j, j) gives logabsdet
+//            NaN (sign still from the formula: NaN counts as neither negative nor zero, as in jnp).
+template <typename T>
+cudaError_t LaunchGesv(cudaStream_t stream, const T* a, const T* b, T* x, int32_t* info,
+                       int64_t batch, int n, int k);
+template <typename T>
+cudaError_t LaunchInverse(cudaStream_t stream, const T* a, T* inv, int32_t* info, int64_t batch,
+                          int n);
+template <typename T>
+cudaError_t LaunchSlogdet(cudaStream_t stream, const T* a, T* sign, T* logabsdet, int64_t batch,
+                          int n);
+template <typename T>
+int LuFusedMaxN();
+
 }  // namespace batchla

@@ -58,5 +58,11 @@ constexpr int kTrsmTileStagesF32 = 3;
 constexpr int kTrsmTileStagesF64 = 2;
 constexpr int kTrsmTileCols = 8;                    // rhs columns per warp when k > 1
 
+// ---- LU family (bench/NOTES.md, "getrf") -------------------------------------------------------
+// small:   n <= kLuSmallMaxN: lanes per matrix, lane per row, template<int N> (cuda/lu_small*.cu)
+// blocked: otherwise (cuda/lu_blocked*.cu): matrix in shared memory while it fits (every output
+//          kind), else blocked in global memory (factor only)
+constexpr int kLuSmallMaxN = 32;  // must stay <= 32 (one lane per row)
+
 }  // namespace tuning
 }  // namespace batchla

@@ -19,6 +19,14 @@ except ImportError:  # pragma: no cover
     sdy_sharding_rule_to_mlir = str_to_sdy_sharding_rule = None
 
 
+try:  # the namedtuple jnp.linalg.slogdet returns (not exported publicly)
+    from jax._src.numpy.linalg import SlogdetResult
+except ImportError:  # pragma: no cover
+    import collections
+
+    SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+
 def shardy_enabled() -> bool:
     try:
         return bool(jax.config.jax_use_shardy_partitioner)

@@ -15,7 +15,9 @@ try:
 except ImportError:  # built without nvcc: the CUDA platform falls back to the jnp reference
     _cuda = None
 
-TARGETS = ("batchla_potrf", "batchla_trsm", "batchla_potrs", "batchla_posv")
+TARGETS = ("batchla_potrf", "batchla_trsm", "batchla_potrs", "batchla_posv", "batchla_getrf",
+           "batchla_getrs", "batchla_gesv", "batchla_inverse", "batchla_slogdet")
+_CUDA_TARGETS = frozenset(_cuda.registrations()) if _cuda is not None else frozenset()
 
 for _module, _platform in ((_cpu, "cpu"), (_cuda, "CUDA")):
     if _module is None:
@@ -28,6 +30,25 @@ for _module, _platform in ((_cpu, "cpu"), (_cuda, "CUDA")):
 def has_cuda() -> bool:
     """True when the CUDA kernels were built into this installation."""
     return _cuda is not None
+
+
+def has_cuda_target(name: str) -> bool:
+    """True when the CUDA module of this installation provides FFI target `name`."""
+    return name in _CUDA_TARGETS
+
+
+def _cuda_size(fn: str, dtype) -> int:
+    return getattr(_cuda, fn)(jax.numpy.dtype(dtype).name) if _cuda is not None else 0
+
+
+def lu_fused_max_n(dtype) -> int:
+    """Largest n of the fused (on-chip) CUDA gesv / inverse / slogdet kernels (0 without them)."""
+    return _cuda_size("lu_fused_max_n", dtype) if has_cuda_target("batchla_gesv") else 0
+
+
+def getrf_max_n(dtype) -> int:
+    """Largest n the CUDA getrf kernels handle for `dtype` (0 without them)."""
+    return _cuda_size("getrf_max_n", dtype) if has_cuda_target("batchla_getrf") else 0
 
 
 def posv_max_fused_n(dtype) -> int:

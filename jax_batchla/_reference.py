@@ -94,3 +94,82 @@ def posv(a, b, *, lower):
     l, info = potrf(a if lower else jnp.swapaxes(a, -1, -2))  # upper U = L^T
     x = potrs(l, b, lower=True)
     return jnp.where(info[..., None, None] > 0, jnp.nan, x).astype(x.dtype), info
+
+
+# ---- LU family -------------------------------------------------------------------------------
+def _getrf1(a):
+    # Right-looking LU with LAPACK getf2's partial pivoting: the pivot is the first row r >= j of
+    # largest |a(r, j)| in the current (swapped) order; a zero pivot is recorded in info and its
+    # (all-zero) column is left unscaled; elimination continues.
+    n = a.shape[-1]
+    if n == 0:
+        return a, jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.int32(0)
+    rows = jnp.arange(n)
+
+    def step(j, carry):
+        a, pivots, perm, info = carry
+        p = jnp.argmax(jnp.where(rows >= j, jnp.abs(a[:, j]), -1)).astype(jnp.int32)
+        swap = jnp.where(rows == j, p, jnp.where(rows == p, j, rows))
+        a, perm = a[swap], perm[swap]
+        d = a[j, j]
+        info = jnp.where((info == 0) & (d == 0), j + 1, info)
+        below = rows > j
+        col = jnp.where(below & (d != 0), a[:, j] / d, a[:, j])
+        a = a.at[:, j].set(col)
+        update = below[:, None] & below[None, :]  # masked, so inf/NaN never leak into other rows
+        a = jnp.where(update, a - col[:, None] * a[j][None, :], a)
+        return a, pivots.at[j].set(p), perm, info
+
+    init = (a, jnp.zeros((n,), jnp.int32), jnp.arange(n, dtype=jnp.int32), jnp.int32(0))
+    return lax.fori_loop(0, n, step, init)
+
+
+def getrf(a):
+    """(lu, pivots, perm, info): PA = LU with LAPACK partial pivoting (L unit lower strictly below
+    the diagonal, U on and above); pivots 0-based LAPACK ipiv; perm[i] the original row that ends
+    in row i; info the 1-based index of the first exactly-zero pivot, else 0."""
+    return jnp.vectorize(_getrf1, signature="(n,n)->(n,n),(n),(n),()")(a)
+
+
+def _rows_of(x, index):
+    """x[..., index[..., i], :] for every i (a row gather per matrix)."""
+    return jnp.take_along_axis(x, index[..., :, None], axis=-2)
+
+
+def getrs(lu, perm, b, *, trans=False):
+    """X with op(A) X = B, A = P^T L U from getrf's lu and perm; op(A) = A^T if `trans`."""
+    if not trans:  # L U X = P B
+        y = trsm(lu, _rows_of(b, perm), lower=True, unit_diag=True)
+        return trsm(lu, y, lower=False)
+    z = trsm(lu, trsm(lu, b, lower=False, trans=True), lower=True, trans=True, unit_diag=True)
+    return _rows_of(z, jnp.argsort(perm, axis=-1))  # X = P^T Z
+
+
+def gesv(a, b):
+    """(X, info): A X = B through getrf + getrs; a singular matrix gives inf/NaN in its X only."""
+    lu, _, perm, info = getrf(a)
+    return getrs(lu, perm, b), info
+
+
+def inverse(a):
+    """(A^-1, info): gesv against the identity."""
+    eye = jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    return gesv(a, eye)
+
+
+def slogdet_from_lu(lu, pivots):
+    """(sign, logabsdet) as jnp.linalg.slogdet computes them from getrf's lu and pivots:
+    sign = (-1)^#swaps * prod sign(U_jj), logabsdet = sum log|U_jj|; any U_jj == 0 gives sign 0 and
+    logabsdet -inf; a NaN on the diagonal gives logabsdet NaN (the sign from the formula)."""
+    diag = jnp.diagonal(lu, axis1=-2, axis2=-1)
+    swaps = jnp.count_nonzero(pivots != jnp.arange(lu.shape[-1], dtype=jnp.int32), axis=-1)
+    negative = swaps + jnp.count_nonzero(diag < 0, axis=-1)
+    singular = jnp.any(diag == 0, axis=-1)
+    sign = jnp.where(singular, 0, 1 - 2 * (negative % 2)).astype(lu.dtype)
+    logabsdet = jnp.where(singular, -jnp.inf, jnp.sum(jnp.log(jnp.abs(diag)), axis=-1))
+    return sign, logabsdet.astype(lu.dtype)
+
+
+def slogdet(a):
+    """(sign, logabsdet) of a through getrf (see slogdet_from_lu)."""
+    return slogdet_from_lu(*getrf(a)[:2])

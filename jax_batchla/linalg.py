@@ -7,10 +7,12 @@ their docstrings, so swapping ``import jax.numpy.linalg`` for this module never 
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
-from . import _api
-from ._ops import potrf
+from . import _api, _compat
+from ._ops import gesv, getrf, inverse, potrf, trsm
+from ._ops import slogdet as _slogdet
 
 
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
@@ -40,4 +42,138 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     return _api.mT(l) if upper else l
 
 
-__all__ = ["cholesky"] + _api.forward_missing(globals(), jnp.linalg, __name__)
+def solve(a, b):
+    """Solve a linear system of equations.
+
+    Mirrors :func:`jax.numpy.linalg.solve`: one fused LU factor + solve kernel per batch (the
+    factors never reach memory while the matrix fits on chip). Its gradient with respect to ``a``
+    and ``b`` factors once and costs one extra solve.
+
+    Args:
+      a: array of shape ``(..., N, N)``.
+      b: array of shape ``(N,)`` or ``(..., N, M)``; batch dims broadcast with ``a``'s.
+
+    Returns:
+      ``x`` with ``a @ x == b``, shaped like ``b`` with the broadcast batch dims. A singular
+      matrix gives inf/NaN in its own solution only, as in jnp.
+    """
+    fname = "jax_batchla.linalg.solve"
+    a, b = _api.as_inexact_arrays(fname, a=a, b=b)
+    if a.ndim < 2:
+        raise ValueError(f"{fname}: argument a must be at least two dimensional; got shape {a.shape}")
+    if not _api.accelerated(a, b):
+        return jnp.linalg.solve(a, b)
+    n = _api.check_square(fname, "a", a)
+    if b.ndim == 0 or b.shape[-1 if b.ndim == 1 else -2] != n:
+        raise ValueError(f"{fname}: argument b must have shape (N,) or (..., N, M) with N = {n} "
+                         f"to match a of shape {a.shape}; got {b.shape}")
+    return _api.vectorized_solve(lambda a_, b_: gesv(a_, b_)[0], a, b, vector=b.ndim == 1)
+
+
+def inv(a):
+    """Return the inverse of a square matrix.
+
+    Mirrors :func:`jax.numpy.linalg.inv`: one fused LU + inversion kernel per batch.
+
+    Args:
+      a: array of shape ``(..., N, N)``.
+
+    Returns:
+      array of shape ``(..., N, N)``; a singular matrix gives inf/NaN in its own inverse only.
+    """
+    fname = "jax_batchla.linalg.inv"
+    (a,) = _api.as_inexact_arrays(fname, a=a)
+    _api.check_square(fname, "a", a)
+    if not _api.accelerated(a):
+        return jnp.linalg.inv(a)
+    return inverse(a)[0]
+
+
+def slogdet(a, *, method: str | None = None):
+    """Compute the sign and natural log of the absolute value of the determinant.
+
+    Mirrors :func:`jax.numpy.linalg.slogdet`. ``method=None`` or ``'lu'`` runs one kernel that
+    factors each matrix on chip and writes only the two results; ``'qr'`` forwards to jax.
+
+    Args:
+      a: array of shape ``(..., N, N)``.
+      method: ``None``/``'lu'`` or ``'qr'``.
+
+    Returns:
+      ``SlogdetResult(sign, logabsdet)``, each of shape ``a.shape[:-2]``; a singular matrix gives
+      sign 0 and logabsdet -inf.
+    """
+    fname = "jax_batchla.linalg.slogdet"
+    (a,) = _api.as_inexact_arrays(fname, a=a)
+    _api.check_square(fname, "a", a)
+    if method not in (None, "lu", "qr"):
+        raise ValueError(f"{fname}: unknown slogdet method {method!r}; supported methods are "
+                         "'lu' (None) and 'qr'")
+    if method == "qr" or not _api.accelerated(a):
+        return jnp.linalg.slogdet(a, method=method)
+    return _compat.SlogdetResult(*_slogdet(a))
+
+
+def _det_and_cofactor_solve(a, b):
+    """(det(a), adj(a) @ b), well defined for singular a (rank n - 1 or less): the adjugate is
+    det(a) A^-1 = det(a) U^-1 L^-1 P. The last pivot u_nn is the one that vanishes at rank n - 1, and
+    det(a) / u_nn = sign * prod_{j<n} u_jj, so u_nn is replaced by the inverse of that partial
+    product and det(a) is applied to every row of L^-1 P b but the last. Matrices of rank < n - 1
+    have adj = 0 (detected as a non-finite back substitution)."""
+    n = a.shape[-1]
+    if n == 1:
+        return a[..., 0, 0], b
+    lu, pivots, perm, _ = getrf(a)
+    diag = jnp.diagonal(lu, axis1=-2, axis2=-1)
+    swaps = jnp.count_nonzero(pivots != jnp.arange(n, dtype=pivots.dtype), axis=-1)
+    partial = jnp.cumprod(diag, axis=-1) * (1 - 2 * (swaps % 2)).astype(a.dtype)[..., None]
+    det = partial[..., -1]
+    lu = lu.at[..., -1, -1].set(1 / partial[..., -2])
+    probe = trsm(lu, jnp.ones(a.shape[:-1] + (1,), a.dtype), lower=False)
+    low_rank = ~jnp.all(jnp.isfinite(probe), axis=(-2, -1))[..., None, None]
+    x = jnp.where(low_rank, 0, jnp.take_along_axis(b, perm[..., :, None], axis=-2))
+    x = trsm(lu, x, lower=True, unit_diag=True)
+    x = jnp.concatenate([x[..., :-1, :] * det[..., None, None], x[..., -1:, :]], axis=-2)
+    x = trsm(lu, x, lower=False)
+    return det, jnp.where(low_rank, 0, x)
+
+
+@jax.custom_jvp
+def _det(a):
+    sign, logabsdet = _slogdet(a)
+    return sign * jnp.exp(logabsdet)
+
+
+@_det.defjvp
+def _det_jvp(primals, tangents):
+    # d det(A) = tr(adj(A) dA), through the cofactor solve so singular matrices get finite
+    # derivatives (as jnp's).
+    (a,), (da,) = primals, tangents
+    det, adj_da = _det_and_cofactor_solve(a, da)
+    return det, jnp.trace(adj_da, axis1=-2, axis2=-1)
+
+
+def det(a):
+    """Compute the determinant of an array.
+
+    Mirrors :func:`jax.numpy.linalg.det`: ``sign * exp(logabsdet)`` from one kernel that factors
+    each matrix on chip and writes only the determinant's sign and log. For N = 2 and 3 it uses
+    jnp's closed-form expressions (one fused elementwise pass, already memory-bound), so values
+    and gradients are jnp's exactly.
+
+    Args:
+      a: array of shape ``(..., N, N)``.
+
+    Returns:
+      array of shape ``a.shape[:-2]``; 0 for a singular matrix. The gradient is defined for
+      singular matrices too (through the adjugate), as in jnp.
+    """
+    fname = "jax_batchla.linalg.det"
+    (a,) = _api.as_inexact_arrays(fname, a=a)
+    _api.check_square(fname, "a", a)
+    if not _api.accelerated(a) or a.shape[-1] in (2, 3):
+        return jnp.linalg.det(a)
+    return _det(a)
+
+
+__all__ = ["cholesky", "solve", "inv", "det", "slogdet"] + _api.forward_missing(globals(), jnp.linalg, __name__)

@@ -33,6 +33,11 @@ ops = {
     "cho_solve": (lambda c, b: bsl.cho_solve((c, True), b), (l_s, b_s)),
     "solve_triangular": (lambda c, b: bsl.solve_triangular(c, b, lower=True, trans=1), (l_s, b_s)),
     "solve_pos": (lambda a, b: bsl.solve(a, b, assume_a="pos"), (a_s, b_s)),
+    "solve": (bla.solve, (a_s, b_s)),
+    "inv": (bla.inv, (a_s,)),
+    "slogdet": (lambda a: bla.slogdet(a).logabsdet, (a_s,)),
+    "lu_factor": (lambda a: bsl.lu_factor(a)[0], (a_s,)),
+    "lu_solve": (lambda a, b: bsl.lu_solve(bsl.lu_factor(a), b), (a_s, b_s)),
 }
 for name, (fn, args) in ops.items():
     jitted = jax.jit(fn, out_shardings=shard)

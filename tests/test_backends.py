@@ -4,6 +4,7 @@ kernels for), the C++ CPU handlers and, on a GPU, the CUDA kernels."""
 import jax
 import numpy as np
 import pytest
+import scipy.linalg as sla
 from conftest import DEVICES, THRESHOLD, lower_triangular, potrf_residual, solve_residual, spd
 
 from jax_batchla import _ops, _reference
@@ -17,6 +18,13 @@ def _inputs(n, dtype, batch=2):
     l = lower_triangular(rng, (batch,), n, dtype)
     b = rng.standard_normal((batch, n, 2)).astype(dtype)
     return a, l, b
+
+
+def _general(n, dtype, batch):
+    """Nonsymmetric, well-conditioned, pivoting needed (rows shuffled)."""
+    rng = np.random.default_rng(1000 + n)
+    g = rng.standard_normal((batch, n, n)) + 2 * np.sqrt(n) * np.eye(n)
+    return g[:, rng.permutation(n)].astype(dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -38,6 +46,29 @@ def test_reference_residuals(n, dtype):
         assert solve_residual(a, x, b, dtype) <= THRESHOLD and not np.any(info)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 2, 5, 16, 33, 64])
+def test_reference_lu_family(n, dtype):
+    a = _general(n, dtype, 2)
+    _, _, b = _inputs(n, dtype)
+    lu, pivots, perm, info = jax.jit(_reference.getrf)(a)
+    assert not np.any(info)
+    for m in range(2):
+        ref_lu, ref_piv = sla.lu_factor(a[m].astype(np.float64))
+        np.testing.assert_array_equal(np.asarray(pivots[m]), ref_piv)
+        np.testing.assert_allclose(np.asarray(lu[m]), ref_lu, rtol=1e-3 if dtype == np.float32 else 1e-10,
+                                   atol=1e-4 if dtype == np.float32 else 1e-12)
+    for trans in (False, True):
+        x = _reference.getrs(lu, perm, b, trans=trans)
+        assert solve_residual(np.swapaxes(a, -1, -2) if trans else a, x, b, dtype) <= THRESHOLD
+    x, info = _reference.gesv(a, b)
+    assert solve_residual(a, x, b, dtype) <= THRESHOLD
+    sign, logdet = _reference.slogdet(a)
+    ref_sign, ref_logdet = np.linalg.slogdet(a.astype(np.float64))
+    np.testing.assert_array_equal(np.asarray(sign), ref_sign)
+    np.testing.assert_allclose(np.asarray(logdet), ref_logdet, rtol=1e-4, atol=1e-4)
+
+
 def test_reference_failure_semantics():
     a, _, b = _inputs(6, np.float64, batch=3)
     a[1, 3, 3] = -1.0
@@ -56,6 +87,13 @@ def _all_ops(a, l, b):
     for lower, trans, unit in [(True, False, False), (True, True, True), (False, False, True), (False, True, False)]:
         m = l if lower else np.swapaxes(l, -1, -2)
         out[f"trsm{lower:d}{trans:d}{unit:d}"] = _ops.trsm(m, b, lower=lower, trans=trans, unit_diag=unit)
+    g = _general(a.shape[-1], a.dtype, a.shape[0])
+    lu, pivots, perm, info = out["getrf"] = _ops.getrf(g)
+    out["getrs"] = _ops.getrs(lu, perm, b)
+    out["getrs_t"] = _ops.getrs(lu, perm, b, trans=True)
+    out["gesv"] = _ops.gesv(g, b)
+    out["inverse"] = _ops.inverse(g)
+    out["slogdet"] = _ops.slogdet(g)
     return jax.tree.map(np.asarray, out)
 
 

@@ -23,6 +23,21 @@ B = np.ones((3, 2))
     (lambda: bsl.solve(A, B, assume_a="spd"), "assume_a"),
     (lambda: bsl.solve_triangular(A, B, trans=3), "trans"),
     (lambda: bsl.cho_solve((np.ones((2, 3, 3)), True), np.ones((4, 3, 2))), "shape|broadcast|incompatible"),
+    (lambda: bla.solve(np.ones(3), np.ones(3)), "argument a"),
+    (lambda: bla.solve(np.ones((3, 2)), np.ones(3)), "argument a .*square"),
+    (lambda: bla.solve(A, np.ones((4, 2))), "argument b"),
+    (lambda: bla.solve(A, np.ones(4)), "argument b"),
+    (lambda: bla.solve(np.ones((2, 3, 3)), np.ones((4, 3, 2))), "shape|broadcast|incompatible"),
+    (lambda: bsl.solve(A, np.ones((4,))), "argument b"),
+    (lambda: bla.inv(np.ones((2, 3))), "argument a .*square"),
+    (lambda: bla.det(np.ones(3)), "argument a .*square"),
+    (lambda: bla.slogdet(np.ones((3, 4))), "argument a .*square"),
+    (lambda: bla.slogdet(A, method="svd"), "method"),
+    (lambda: bsl.lu_factor(np.ones(3)), "argument a"),
+    (lambda: bsl.lu(np.ones(3)), "argument a"),
+    (lambda: bsl.lu_solve((A, np.zeros(3, np.int32)), np.ones((4, 2))), "argument b must have 3 rows"),
+    (lambda: bsl.lu_solve((A, np.zeros(2, np.int32)), B), "argument piv"),
+    (lambda: bsl.lu_solve((A, np.zeros(3, np.int32)), B, trans=3), "trans"),
 ])
 def test_value_errors(call, match):
     with pytest.raises(ValueError, match=match):
@@ -33,6 +48,9 @@ def test_value_errors(call, match):
     lambda: bla.cholesky(np.array([["a", "b"], ["c", "d"]])),
     lambda: bsl.solve_triangular(A, np.array([["x"] * 2] * 3)),
     lambda: bsl.cho_solve((A, True), "not an array"),
+    lambda: bla.solve(A, np.array([["x"] * 2] * 3)),
+    lambda: bla.inv(np.array([["a", "b"], ["c", "d"]])),
+    lambda: bla.det(np.array([["a", "b"], ["c", "d"]])),
 ])
 def test_type_errors_name_the_argument(call):
     with pytest.raises(TypeError, match="argument (a|b)"):
@@ -42,3 +60,9 @@ def test_type_errors_name_the_argument(call):
 def test_errors_happen_at_trace_time():
     with pytest.raises(ValueError, match="argument a"):
         jax.jit(bla.cholesky).lower(jax.ShapeDtypeStruct((4, 3), np.float32))
+
+
+def test_lu_errors_happen_at_trace_time():
+    for fn in (bla.inv, bla.det, bla.slogdet):
+        with pytest.raises(ValueError, match="argument a"):
+            jax.jit(fn).lower(jax.ShapeDtypeStruct((4, 3), np.float32))

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "bindings/cpu/getrf.h"
+#include "bindings/cpu/getrs.h"
+#include "bindings/cpu/lu_solvers.h"
 #include "bindings/cpu/parallel.h"
 #include "bindings/cpu/posv.h"
 #include "bindings/cpu/potrf.h"
@@ -121,6 +124,121 @@ ffi::Error PosvImpl(ffi::ThreadPool pool, AnyBuffer a, AnyBuffer b, Result<AnyBu
   });
 }
 
+// Per-thread scratch of the LU ops: an n x n factor and n pivots (host memory, reused).
+template <typename T>
+struct LuScratch {
+  T* lu;
+  int32_t* pivots;
+};
+template <typename T>
+LuScratch<T> ThreadLuScratch(int64_t n) {
+  thread_local std::vector<T> lu;
+  thread_local std::vector<int32_t> pivots;
+  lu.resize(static_cast<size_t>(n * n));
+  pivots.resize(static_cast<size_t>(n));
+  return {lu.data(), pivots.data()};
+}
+
+ffi::Error GetrfImpl(ffi::ThreadPool pool, AnyBuffer a, Result<AnyBuffer> lu, Result<AnyBuffer> pivots,
+                     Result<AnyBuffer> perm, Result<AnyBuffer> info) {
+  constexpr const char* kOp = "batchla_getrf";
+  auto as = CheckGetrf(kOp, a, *lu, *pivots, *perm, *info);
+  if (!as) return as.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t n = as->rows, nn = n * n;
+    const T* pa = DataAs<const T>(a);
+    T* plu = DataAs<T>(lu);
+    int32_t* ppiv = DataAs<int32_t>(pivots);
+    int32_t* pperm = DataAs<int32_t>(perm);
+    int32_t* pinfo = DataAs<int32_t>(info);
+    ParallelFor(pool, as->batch, 2.0 * n * n * n / 3, [&](int64_t begin, int64_t end) {
+      for (int64_t m = begin; m < end; ++m) {
+        T* lum = plu + m * nn;
+        if (pa != plu) std::copy_n(pa + m * nn, nn, lum);  // skipped when XLA aliased a, lu
+        pinfo[m] = batchla::cpu::GetrfInPlace(lum, ppiv + m * n, n);
+        batchla::cpu::PermFromPivots(ppiv + m * n, pperm + m * n, n);
+      }
+    });
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error GetrsImpl(ffi::ThreadPool pool, AnyBuffer lu, AnyBuffer perm, AnyBuffer b, Result<AnyBuffer> x,
+                     bool trans) {
+  constexpr const char* kOp = "batchla_getrs";
+  auto bs = CheckGetrs(kOp, lu, perm, b, *x);
+  if (!bs) return bs.error();
+  return DispatchFloat(lu.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t n = bs->rows, k = bs->cols;
+    const int32_t* pperm = DataAs<const int32_t>(perm);
+    SolveBatch<T>(pool, lu, b, x, *bs, 2.0 * n * n * k, [&](int64_t m, const T* lum, T* xm) {
+      thread_local std::vector<T> work;  // B's rows while they are permuted, one per thread
+      work.resize(static_cast<size_t>(n * k));
+      batchla::cpu::GetrsInPlace(lum, pperm + m * n, xm, work.data(), n, k, trans);
+    });
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error GesvImpl(ffi::ThreadPool pool, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, Result<AnyBuffer> info) {
+  constexpr const char* kOp = "batchla_gesv";
+  auto bs = CheckSolve(kOp, a, "a", b, *x, &*info);
+  if (!bs) return bs.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t n = bs->rows, k = bs->cols;
+    int32_t* pinfo = DataAs<int32_t>(info);
+    const double flops = 2.0 * n * n * n / 3 + 2.0 * n * n * k;
+    SolveBatch<T>(pool, a, b, x, *bs, flops, [&](int64_t m, const T* am, T* xm) {
+      auto s = ThreadLuScratch<T>(n);
+      pinfo[m] = batchla::cpu::GesvInPlace(am, xm, s.lu, s.pivots, n, k);
+    });
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error InverseImpl(ffi::ThreadPool pool, AnyBuffer a, Result<AnyBuffer> inv, Result<AnyBuffer> info) {
+  constexpr const char* kOp = "batchla_inverse";
+  auto as = CheckFactor(kOp, a, *inv, "inv", *info);
+  if (!as) return as.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t n = as->rows, nn = n * n;
+    const T* pa = DataAs<const T>(a);
+    T* pinv = DataAs<T>(inv);
+    int32_t* pinfo = DataAs<int32_t>(info);
+    ParallelFor(pool, as->batch, 2.0 * n * n * n, [&](int64_t begin, int64_t end) {
+      for (int64_t m = begin; m < end; ++m) {
+        auto s = ThreadLuScratch<T>(n);  // a is copied first, so a and inv may alias
+        pinfo[m] = batchla::cpu::InverseOf(pa + m * nn, pinv + m * nn, s.lu, s.pivots, n);
+      }
+    });
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error SlogdetImpl(ffi::ThreadPool pool, AnyBuffer a, Result<AnyBuffer> sign, Result<AnyBuffer> logabsdet) {
+  constexpr const char* kOp = "batchla_slogdet";
+  auto as = CheckSlogdet(kOp, a, *sign, *logabsdet);
+  if (!as) return as.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t n = as->rows, nn = n * n;
+    const T* pa = DataAs<const T>(a);
+    T* psign = DataAs<T>(sign);
+    T* plog = DataAs<T>(logabsdet);
+    ParallelFor(pool, as->batch, 2.0 * n * n * n / 3, [&](int64_t begin, int64_t end) {
+      for (int64_t m = begin; m < end; ++m) {
+        auto s = ThreadLuScratch<T>(n);
+        batchla::cpu::SlogdetOf(pa + m * nn, psign + m, plog + m, s.lu, s.pivots, n);
+      }
+    });
+    return ffi::Error::Success();
+  });
+}
+
 }  // namespace
 }  // namespace batchla_ffi::cpu
 
@@ -160,3 +278,43 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPosvCpu, batchla_ffi::cpu::PosvImpl,
                                   .Ret<ffi::AnyBuffer>()  // x
                                   .Ret<ffi::AnyBuffer>()  // info
                                   .Attr<bool>("lower"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaGetrfCpu, batchla_ffi::cpu::GetrfImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>()  // lu
+                                  .Ret<ffi::AnyBuffer>()  // pivots
+                                  .Ret<ffi::AnyBuffer>()  // perm
+                                  .Ret<ffi::AnyBuffer>());  // info
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaGetrsCpu, batchla_ffi::cpu::GetrsImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // lu
+                                  .Arg<ffi::AnyBuffer>()  // perm
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Attr<bool>("trans"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaGesvCpu, batchla_ffi::cpu::GesvImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Ret<ffi::AnyBuffer>());  // info
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaInverseCpu, batchla_ffi::cpu::InverseImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>()  // inv
+                                  .Ret<ffi::AnyBuffer>());  // info
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaSlogdetCpu, batchla_ffi::cpu::SlogdetImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>()  // sign
+                                  .Ret<ffi::AnyBuffer>());  // logabsdet

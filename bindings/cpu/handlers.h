@@ -9,6 +9,11 @@ XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaPotrfCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaTrsmCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaPotrsCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaPosvCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaGetrfCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaGetrsCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaGesvCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaInverseCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaSlogdetCpu);
 
 namespace batchla_ffi::cpu {
 
@@ -22,6 +27,11 @@ inline constexpr Target kTargets[] = {
     {"batchla_trsm", BatchlaTrsmCpu},
     {"batchla_potrs", BatchlaPotrsCpu},
     {"batchla_posv", BatchlaPosvCpu},
+    {"batchla_getrf", BatchlaGetrfCpu},
+    {"batchla_getrs", BatchlaGetrsCpu},
+    {"batchla_gesv", BatchlaGesvCpu},
+    {"batchla_inverse", BatchlaInverseCpu},
+    {"batchla_slogdet", BatchlaSlogdetCpu},
 };
 
 }  // namespace batchla_ffi::cpu

@@ -32,15 +32,23 @@ class OpSpec:
     shape_rule: Callable  # (*avals, **params) -> tuple of jax.core.ShapedArray (results)
     reference: Callable  # pure-jnp implementation with the kernel's exact semantics
     multiple_results: bool = False
-    # vmap of (matrix unbatched, rhs batched) folds the mapped axis into the rhs columns
+    # vmap with only the last operand (the rhs, (..., n, k)) batched folds the mapped axis into
+    # its columns: one call on the unbatched matrix, no copies of it
     fold_rhs_batch: bool = False
+    # operands that are int32 per-matrix vectors (..., n) (a permutation), not float matrices
+    index_operands: tuple[str, ...] = ()
     cuda_lowering: Callable | None = None  # replaces the plain FFI lowering on CUDA
 
 
-def check_matrix_operands(name: str, operands: tuple[str, ...], *avals):
+def check_matrix_operands(name: str, operands: tuple[str, ...], *avals, index_operands=()):
     """Internal consistency checks shared by all ops (the public API reports user errors first)."""
     batch = None
     for what, aval in zip(operands, avals):
+        if what in index_operands:
+            if aval.dtype != jnp.int32 or aval.ndim < 1 or aval.shape[:-1] != batch:
+                raise TypeError(f"{name}: {what} must be int32 of shape {batch} + (n,), got "
+                                f"{aval.dtype}{list(aval.shape)}")
+            continue
         if aval.dtype not in FLOAT_DTYPES:
             raise TypeError(f"{name}: {what} must be float32 or float64, got {aval.dtype}")
         if aval.ndim < 2:
@@ -71,11 +79,11 @@ def ffi_lowering(target: str):
 
 def _batch_rule(prim: Primitive, spec: OpSpec, args, dims, **params):
     size = next(x.shape[d] for x, d in zip(args, dims) if d is not None)
-    if spec.fold_rhs_batch and dims[0] is None:
+    if spec.fold_rhs_batch and all(d is None for d in dims[:-1]):
         # x = op(A)^-1 [b_1 ... b_B]: put the mapped axis into the columns of the rhs.
-        a, b = args
-        b = jnp.moveaxis(b, dims[1], -1)  # (..., n, k, B)
-        out = prim.bind(a, b.reshape(*b.shape[:-2], -1), **params)
+        *mats, b = args
+        b = jnp.moveaxis(b, dims[-1], -1)  # (..., n, k, B)
+        out = prim.bind(*mats, b.reshape(*b.shape[:-2], -1), **params)
         if not spec.multiple_results:
             return out.reshape(b.shape), b.ndim - 1
         x, *rest = out  # per-matrix outputs such as info are not mapped
@@ -91,7 +99,7 @@ def make_primitive(spec: OpSpec) -> Primitive:
     prim.def_impl(partial(_compat.apply_primitive, prim))
 
     def abstract_eval(*avals, **params):
-        check_matrix_operands(spec.name, spec.operands, *avals)
+        check_matrix_operands(spec.name, spec.operands, *avals, index_operands=spec.index_operands)
         out = spec.shape_rule(*avals, **params)
         return out if spec.multiple_results else out[0]
 
@@ -99,6 +107,6 @@ def make_primitive(spec: OpSpec) -> Primitive:
     batching.primitive_batchers[prim] = partial(_batch_rule, prim, spec)
     mlir.register_lowering(prim, mlir.lower_fun(spec.reference, multiple_results=spec.multiple_results))
     mlir.register_lowering(prim, ffi_lowering(spec.name), platform="cpu")
-    if _ffi.has_cuda():
+    if _ffi.has_cuda() and (spec.cuda_lowering is not None or _ffi.has_cuda_target(spec.name)):
         mlir.register_lowering(prim, spec.cuda_lowering or ffi_lowering(spec.name), platform="cuda")
     return prim

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from functools import partial
 
+import jax.numpy as jnp
 import jax.scipy.linalg as jsl
+import numpy as np
+from jax import lax
 
 from .. import _api
-from .._ops import posv, potrf, potrs, trsm
+from .. import linalg as _linalg
+from .._ops import getrf, getrs, posv, potrf, potrs, trsm, unit_lower
 
 _TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
 
@@ -114,35 +118,135 @@ def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: boo
           debug: bool = False, check_finite: bool = True, assume_a: str = "gen"):
     """Solve ``a x = b``; mirrors :func:`jax.scipy.linalg.solve`.
 
-    ``assume_a='pos'`` runs jax_batchla's fused Cholesky factor + solve (one kernel reading ``a``
-    and ``b`` once); its gradient factors once and reuses the factor. Other ``assume_a`` values
-    forward to jax until the LU kernels land.
+    ``assume_a='pos'`` runs the fused Cholesky factor + solve kernel (reading only the ``lower``
+    or upper triangle of ``a``); ``'gen'``, ``'sym'`` and ``'her'`` run the fused LU factor + solve
+    kernel on all of ``a`` (as jax does). Either way ``a`` and ``b`` are read once, and the
+    gradient factors once and reuses the factors.
 
     Args:
-      a: array of shape ``(..., N, N)``. With ``assume_a='pos'`` only its ``lower`` (or upper)
-        triangle is read.
+      a: array of shape ``(..., N, N)``.
       b: array of shape ``(..., N)`` or ``(..., N, K)``.
-      lower: which triangle of ``a`` to read when ``assume_a != 'gen'``.
+      lower: which triangle of ``a`` to read when ``assume_a='pos'``.
       assume_a: ``'gen'``, ``'sym'``, ``'her'`` or ``'pos'``.
 
     Returns:
-      the solution, shaped like ``b``; NaN for a matrix that is not positive definite
-      (``assume_a='pos'``), the other matrices of the batch unaffected.
+      the solution, shaped like ``b``: NaN for a matrix that is not positive definite
+      (``assume_a='pos'``), inf/NaN for a singular one, the other matrices of the batch unaffected.
     """
     del overwrite_a, overwrite_b, debug, check_finite
     fname = "jax_batchla.scipy.linalg.solve"
     if assume_a not in _ASSUME_A:
         raise ValueError(f"{fname}: expected assume_a to be one of {list(_ASSUME_A)}; got {assume_a!r}")
+    if assume_a != "pos":  # jax solves 'gen', 'sym' and 'her' alike, with jnp.linalg.solve's rules
+        return _linalg.solve(a, b)
     a, b = _api.as_inexact_arrays(fname, a=a, b=b)
-    if assume_a != "pos" or not _api.accelerated(a, b):
+    if not _api.accelerated(a, b):
         return jsl.solve(a, b, lower=lower, assume_a=assume_a)
     _api.check_square(fname, "a", a)
     if not (b.ndim in (a.ndim, a.ndim - 1) and b.ndim >= 1 and b.shape[a.ndim - 2] == a.shape[-1]):
         raise ValueError(f"{fname}: arguments must have shapes a=(..., N, N) and b=(..., N) or "
                          f"(..., N, K); got a={a.shape} and b={b.shape}")
     vector = a.ndim == b.ndim + 1
-    return _api.vectorized_solve(lambda a_, b_: posv(a_, b_, lower=bool(lower))[0], a, b, vector)
+    core = lambda a_, b_: posv(a_, b_, lower=bool(lower))[0]
+    return _api.vectorized_solve(core, a, b, vector)
 
 
-__all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve"]
+def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
+    """Factorization for LU-based linear solves; mirrors :func:`jax.scipy.linalg.lu_factor`.
+
+    Args:
+      a: array of shape ``(..., N, N)`` (non-square ``(..., M, N)`` forwards to jax).
+
+    Returns:
+      ``(lu, piv)``: ``lu`` of shape ``(..., N, N)`` holds ``L`` (unit diagonal implied) below the
+      diagonal and ``U`` on and above; ``piv`` int32 of shape ``(..., N)`` are LAPACK's 0-based
+      pivots. A singular matrix gives a zero on ``U``'s diagonal, as in jax.
+    """
+    del overwrite_a, check_finite
+    fname = "jax_batchla.scipy.linalg.lu_factor"
+    (a,) = _api.as_inexact_arrays(fname, a=a)
+    if a.ndim < 2:
+        raise ValueError(f"{fname}: argument a must have shape (..., M, N), got {a.shape}")
+    if a.shape[-1] != a.shape[-2] or not _api.accelerated(a):
+        return jsl.lu_factor(a)
+    lu, pivots, _, _ = getrf(a)
+    return lu, pivots
+
+
+def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False, check_finite: bool = True):
+    """Solve a linear system from an LU factorization; mirrors :func:`jax.scipy.linalg.lu_solve`.
+
+    Args:
+      lu_and_piv: ``(lu, piv)`` as returned by :func:`lu_factor`.
+      b: array of shape ``(N,)`` or ``(..., N, K)``; batch dims broadcast with ``lu``'s.
+      trans: 0 solves ``a x = b``; 1 ``a^T x = b``; 2 ``a^H x = b``.
+
+    Returns:
+      the solution, shaped like ``b`` with the broadcast batch dims.
+    """
+    del overwrite_b, check_finite
+    fname = "jax_batchla.scipy.linalg.lu_solve"
+    if trans not in (0, 1, 2):
+        raise ValueError(f"{fname}: 'trans' value must be 0, 1, or 2, got {trans!r}")
+    lu, piv = lu_and_piv
+    lu, b = _api.as_inexact_arrays(fname, lu=lu, b=b)
+    piv = jnp.asarray(piv)
+    if not _api.accelerated(lu, b) or lu.ndim < 2 or lu.shape[-1] != lu.shape[-2]:
+        return jsl.lu_solve((lu, piv), b, trans=trans)
+    if not jnp.issubdtype(piv.dtype, np.integer) or piv.shape[-1:] != lu.shape[-1:]:
+        raise ValueError(f"{fname}: argument piv must be integer of shape (..., {lu.shape[-1]}), "
+                         f"got {piv.dtype}{list(piv.shape)}")
+    vector = _api.rhs_signature(fname, lu, b)
+    perm = lax.linalg.lu_pivots_to_permutation(piv.astype(np.int32), lu.shape[-1])
+    perm = jnp.broadcast_to(perm, lu.shape[:-1])  # the batch dims of lu: pivots may broadcast
+    core = lambda lu_, perm_, b_: getrs(lu_, perm_, b_, trans=trans != 0)
+    if vector:
+        return jnp.vectorize(lambda l_, p_, b_: core(l_, p_, b_[:, None])[:, 0],
+                             signature="(n,n),(n),(n)->(n)")(lu, perm, b)
+    return jnp.vectorize(core, signature="(n,n),(n),(n,k)->(n,k)")(lu, perm, b)
+
+
+def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """Compute the LU decomposition ``a = P L U``; mirrors :func:`jax.scipy.linalg.lu`.
+
+    Args:
+      a: array of shape ``(..., N, N)`` (non-square ``(M, N)`` forwards to jax).
+      permute_l: return ``(P @ L, U)`` instead of ``(P, L, U)``.
+
+    Returns:
+      ``(p, l, u)``: the permutation matrix, unit lower triangular ``L`` and upper triangular
+      ``U``, each ``(..., N, N)`` of ``a``'s dtype; or ``(p @ l, u)`` if ``permute_l``.
+    """
+    del overwrite_a, check_finite
+    fname = "jax_batchla.scipy.linalg.lu"
+    (a,) = _api.as_inexact_arrays(fname, a=a)
+    if a.ndim < 2:
+        raise ValueError(f"{fname}: argument a must have shape (..., M, N), got {a.shape}")
+    if a.shape[-1] != a.shape[-2] or not _api.accelerated(a):
+        return jsl.lu(a, permute_l=permute_l)
+    lu_, _, perm, _ = getrf(a)
+    l, u = unit_lower(lu_), jnp.triu(lu_)
+    if permute_l:  # row i of L goes to row perm[i]: a gather by the inverse permutation
+        return jnp.take_along_axis(l, jnp.argsort(perm, axis=-1)[..., :, None], axis=-2), u
+    rows = jnp.arange(a.shape[-1], dtype=perm.dtype)
+    p = (perm[..., None, :] == rows[:, None]).astype(a.dtype)
+    return p, l, u
+
+
+def inv(a, overwrite_a: bool = False, check_finite: bool = True):
+    """Return the inverse of a square matrix; mirrors :func:`jax.scipy.linalg.inv` (see
+    :func:`jax_batchla.linalg.inv`)."""
+    del overwrite_a, check_finite
+    return _linalg.inv(a)
+
+
+def det(a, overwrite_a: bool = False, check_finite: bool = True):
+    """Compute the determinant of a matrix; mirrors :func:`jax.scipy.linalg.det` (see
+    :func:`jax_batchla.linalg.det`)."""
+    del overwrite_a, check_finite
+    return _linalg.det(a)
+
+
+__all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "lu_factor",
+           "lu_solve", "lu", "inv", "det"]
 __all__ += _api.forward_missing(globals(), jsl, __name__)

@@ -1,0 +1,60 @@
+// Internal contract between cuda/lu.cu (the LaunchGetrf / LaunchGesv / LaunchInverse /
+// LaunchSlogdet entry points of launch.h) and the LU size classes, each in its own files:
+//   small   n <= tuning::kLuSmallMaxN      cuda/lu_small*.{cuh,cu}    LuSmall<T>
+//   blocked n in (kLuSmallMaxN, GetrfMaxN] cuda/lu_blocked*.{cuh,cu}  LuBlocked<T>
+// getrs (any n) is separate: cuda/getrs*.{cuh,cu}. Semantics of every output: cuda/launch.h.
+// Storage is ROW-MAJOR (launch.h); offsets int64_t.
+#pragma once
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+namespace batchla {
+namespace detail {
+
+// What a kernel does with the factors once a matrix is factored on chip.
+enum class LuOutput : int {
+  kFactor = 0,   // write lu, pivots, perm, info (LaunchGetrf)
+  kSolve = 1,    // write x = A^-1 b and info (LaunchGesv); lu/pivots/perm never written
+  kInverse = 2,  // write inv = A^-1 and info (LaunchInverse)
+  kSlogdet = 3,  // write sign, logabsdet (LaunchSlogdet); no info
+};
+
+// One argument pack for every LU launch; the pointers an output kind does not use are null.
+template <typename T>
+struct LuArgs {
+  const T* a = nullptr;  // batch x n x n
+  int64_t batch = 0;     // > 0 when a size class is called
+  int n = 0;             // >= 1 when a size class is called
+  // kFactor
+  T* lu = nullptr;
+  int32_t* pivots = nullptr;  // batch x n
+  int32_t* perm = nullptr;    // batch x n
+  // kFactor, kSolve, kInverse
+  int32_t* info = nullptr;    // batch
+  // kSolve: b, x are batch x n x k (may alias); k may be 0 (then only info is written)
+  const T* b = nullptr;
+  T* x = nullptr;
+  int k = 0;
+  // kInverse: batch x n x n
+  T* inv = nullptr;
+  // kSlogdet: batch each
+  T* sign = nullptr;
+  T* logabsdet = nullptr;
+};
+
+// n <= tuning::kLuSmallMaxN, every output kind.
+template <typename T>
+cudaError_t LuSmall(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
+
+// kLuSmallMaxN < n <= LuBlockedMaxN<T>(); kSolve / kInverse / kSlogdet only for
+// n <= LuBlockedFusedMaxN<T>() (on chip); larger returns cudaErrorInvalidValue.
+template <typename T>
+cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
+template <typename T>
+int LuBlockedMaxN();       // >= 512
+template <typename T>
+int LuBlockedFusedMaxN();  // largest n the fused (on-chip) outputs handle
+
+}  // namespace detail
+}  // namespace batchla

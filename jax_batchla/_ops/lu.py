@@ -1,0 +1,234 @@
+"""The LU family: getrf (factor), getrs (solve with the factors), and the fused on-chip kernels
+gesv (factor + solve), inverse and slogdet, which never write the factors to memory."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+from jax.core import ShapedArray
+from jax.interpreters import ad, mlir
+
+from .. import _ffi, _reference
+from .cholesky import _info_aval, _mT, _rhs, _square, _zero_info
+from .primitive import OpSpec, ffi_lowering, make_primitive
+from .triangular import trsm
+
+
+def _vector_aval(a, dtype=np.int32):
+    return ShapedArray(a.shape[:-1], np.dtype(dtype))
+
+
+def _fits(ctx, max_n) -> bool:
+    aval = ctx.avals_in[0]
+    return aval.shape[-1] <= max_n(aval.dtype)
+
+
+def _cuda_lowering(target, max_n, composed):
+    """Our kernel while n <= max_n(dtype); beyond it, `composed` (built from our other
+    primitives) lowered in its place."""
+
+    def rule(ctx, *args, **params):
+        if _fits(ctx, max_n):
+            return ffi_lowering(target)(ctx, *args, **params)
+        return mlir.lower_fun(composed, multiple_results=True)(ctx, *args, **params)
+
+    return rule
+
+
+# ---- getrf: PA = LU -------------------------------------------------------------------------------
+def _getrf_shape(a):
+    _square("batchla_getrf", "a", a)
+    return ShapedArray(a.shape, a.dtype), _vector_aval(a), _vector_aval(a), _info_aval(a)
+
+
+getrf_p = make_primitive(OpSpec(
+    name="batchla_getrf", operands=("a",), shape_rule=_getrf_shape,
+    reference=_reference.getrf, multiple_results=True))
+
+
+def getrf(a):
+    """(lu, pivots, perm, info) of square matrices a (..., n, n): PA = LU with LAPACK's partial
+    pivoting. lu holds L (unit diagonal implied) below the diagonal and U on and above; pivots are
+    0-based LAPACK ipiv, perm[i] is the row of a that ends in row i (both int32 (..., n)); info is
+    the 1-based index of the first exactly-zero pivot, else 0."""
+    return getrf_p.bind(a)
+
+
+def unit_lower(lu):
+    return jnp.tril(lu, -1) + jnp.eye(lu.shape[-1], dtype=lu.dtype)
+
+
+def _getrf_jvp(primals, tangents):
+    # P A = L U  =>  L^-1 P dA U^-1 = L^-1 dL + dU U^-1: the strictly lower part gives dL, the
+    # upper part dU (the first is unit lower triangular's tangent, the second upper).
+    (a,), (da,) = primals, tangents
+    lu, pivots, perm, info = getrf(a)
+    da = ad.instantiate_zeros(da)
+    x = trsm(lu, _reference._rows_of(da, perm), lower=True, unit_diag=True)  # L^-1 P dA
+    x = _mT(trsm(lu, _mT(x), lower=False, trans=True))  # ... U^-1
+    dlu = unit_lower(lu) @ jnp.tril(x, -1) + jnp.triu(x) @ jnp.triu(lu)
+    zeros = [_zero_info(t) for t in (pivots, perm, info)]
+    return (lu, pivots, perm, info), (dlu, *zeros)
+
+
+ad.primitive_jvps[getrf_p] = _getrf_jvp
+
+
+# ---- getrs: op(A) X = B from the factors ------------------------------------------------------------
+def _getrs_shape(lu, perm, b, *, trans):
+    n = _square("batchla_getrs", "lu", lu)
+    _rhs("batchla_getrs", n, b)
+    if perm.shape[-1] != n:
+        raise ValueError(f"batchla_getrs: perm must have {n} entries, got shape {perm.shape}")
+    return (ShapedArray(b.shape, b.dtype),)
+
+
+getrs_p = make_primitive(OpSpec(
+    name="batchla_getrs", operands=("lu", "perm", "b"), shape_rule=_getrs_shape,
+    reference=_reference.getrs, fold_rhs_batch=True, index_operands=("perm",)))
+
+
+def getrs(lu, perm, b, *, trans: bool = False):
+    """X = op(A)^-1 B with A = P^T L U given by getrf's lu and perm; op(A) = A^T if `trans`."""
+    return getrs_p.bind(lu, perm, b, trans=bool(trans))
+
+
+def _unpermute_rows(y, perm):
+    """P^T y: row i of y goes to row perm[i]."""
+    return _reference._rows_of(y, jnp.argsort(perm, axis=-1))
+
+
+def _getrs_jvp(primals, tangents, *, trans):
+    # A = P^T M with M = L U, dM = dL U + L dU (dL, dU the parts of dlu that getrs reads);
+    # x = op(A)^-1 b  =>  dx = op(A)^-1 (db - op(dA) x).
+    lu, perm, b = primals
+    dlu, _, db = tangents
+    x = getrs(lu, perm, b, trans=trans)
+    rhs = ad.instantiate_zeros(db)
+    if type(dlu) is not ad.Zero:
+        l, u = unit_lower(lu), jnp.triu(lu)
+        dl, du = jnp.tril(dlu, -1), jnp.triu(dlu)
+        if trans:  # dA^T x = dM^T (P x)
+            px = _reference._rows_of(x, perm)
+            rhs = rhs - (_mT(u) @ (_mT(dl) @ px) + _mT(du) @ (_mT(l) @ px))
+        else:  # dA x = P^T dM x
+            rhs = rhs - _unpermute_rows(dl @ (u @ x) + l @ (du @ x), perm)
+    return x, getrs(lu, perm, rhs, trans=trans)
+
+
+def _getrs_transpose(ct, lu, perm, b, *, trans):
+    # Linear in b: the adjoint of op(A)^-1 is op(A)^-T.
+    assert not ad.is_undefined_primal(lu) and ad.is_undefined_primal(b)
+    if type(ct) is ad.Zero:
+        return [None, None, ad.Zero(b.aval)]
+    return [None, None, getrs(lu, perm, ct, trans=not trans)]
+
+
+ad.primitive_jvps[getrs_p] = _getrs_jvp
+ad.primitive_transposes[getrs_p] = _getrs_transpose
+
+
+# ---- gesv: fused factor + solve -------------------------------------------------------------------
+def _gesv_shape(a, b):
+    _rhs("batchla_gesv", _square("batchla_gesv", "a", a), b)
+    return ShapedArray(b.shape, b.dtype), _info_aval(a)
+
+
+def _gesv_composed(a, b):
+    lu, _, perm, info = getrf(a)
+    return getrs(lu, perm, b), info
+
+
+gesv_p = make_primitive(OpSpec(
+    name="batchla_gesv", operands=("a", "b"), shape_rule=_gesv_shape,
+    reference=_reference.gesv, multiple_results=True, fold_rhs_batch=True,
+    cuda_lowering=_cuda_lowering("batchla_gesv", _ffi.lu_fused_max_n, _gesv_composed)))
+
+
+def gesv(a, b):
+    """(x, info): A^-1 b for square a (..., n, n), b (..., n, k), factored on the fly."""
+    return gesv_p.bind(a, b)
+
+
+def _gesv_jvp(primals, tangents):
+    # Differentiated, factor once and keep the factors: x = A^-1 b, dx = A^-1 (db - dA x). The
+    # tangent is linear in (da, db) through getrs, whose transpose is one more getrs: reverse mode
+    # costs one extra solve, never a second factorization.
+    a, b = primals
+    da, db = tangents
+    lu, _, perm, info = getrf(a)
+    x = getrs(lu, perm, b)
+    rhs = ad.instantiate_zeros(db)
+    if type(da) is not ad.Zero:
+        rhs = rhs - da @ x
+    return (x, info), (getrs(lu, perm, rhs), _zero_info(info))
+
+
+ad.primitive_jvps[gesv_p] = _gesv_jvp
+
+
+# ---- inverse ------------------------------------------------------------------------------------------
+def _inverse_shape(a):
+    _square("batchla_inverse", "a", a)
+    return ShapedArray(a.shape, a.dtype), _info_aval(a)
+
+
+def _inverse_composed(a):
+    eye = jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    return _gesv_composed(a, eye)
+
+
+inverse_p = make_primitive(OpSpec(
+    name="batchla_inverse", operands=("a",), shape_rule=_inverse_shape,
+    reference=_reference.inverse, multiple_results=True,
+    cuda_lowering=_cuda_lowering("batchla_inverse", _ffi.lu_fused_max_n, _inverse_composed)))
+
+
+def inverse(a):
+    """(A^-1, info) of square matrices a (..., n, n)."""
+    return inverse_p.bind(a)
+
+
+def _inverse_jvp(primals, tangents):
+    # d(A^-1) = -A^-1 dA A^-1
+    (a,), (da,) = primals, tangents
+    inv, info = inverse(a)
+    return (inv, info), (-(inv @ ad.instantiate_zeros(da) @ inv), _zero_info(info))
+
+
+ad.primitive_jvps[inverse_p] = _inverse_jvp
+
+
+# ---- slogdet ------------------------------------------------------------------------------------------
+def _slogdet_shape(a):
+    _square("batchla_slogdet", "a", a)
+    return ShapedArray(a.shape[:-2], a.dtype), ShapedArray(a.shape[:-2], a.dtype)
+
+
+def _slogdet_composed(a):
+    return _reference.slogdet_from_lu(*getrf(a)[:2])
+
+
+slogdet_p = make_primitive(OpSpec(
+    name="batchla_slogdet", operands=("a",), shape_rule=_slogdet_shape,
+    reference=_reference.slogdet, multiple_results=True,
+    cuda_lowering=_cuda_lowering("batchla_slogdet", _ffi.lu_fused_max_n, _slogdet_composed)))
+
+
+def slogdet(a):
+    """(sign, logabsdet) of square matrices a (..., n, n), as jnp.linalg.slogdet computes them
+    from the LU; a singular matrix gives sign 0 and logabsdet -inf."""
+    return slogdet_p.bind(a)
+
+
+def _slogdet_jvp(primals, tangents):
+    # d log|det A| = tr(A^-1 dA); the sign is piecewise constant. The tangent goes through getrs,
+    # which is linear in its rhs with a transpose rule, so reverse mode works.
+    (a,), (da,) = primals, tangents
+    sign, logabsdet = slogdet(a)
+    lu, _, perm, _ = getrf(a)
+    x = getrs(lu, perm, ad.instantiate_zeros(da))
+    return (sign, logabsdet), (jnp.zeros_like(sign), jnp.trace(x, axis1=-2, axis2=-1))
+
+
+ad.primitive_jvps[slogdet_p] = _slogdet_jvp
