@@ -84,6 +84,69 @@ ffi::Error PosvImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuf
   });
 }
 
+ffi::Error GetrfImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> lu, Result<AnyBuffer> pivots,
+                     Result<AnyBuffer> perm, Result<AnyBuffer> info) {
+  constexpr const char* kOp = "batchla_getrf";
+  auto as = CheckGetrf(kOp, a, *lu, *pivots, *perm, *info);
+  if (!as) return as.error();
+  return Run(kOp, a.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchGetrf<T>(stream, DataAs<T>(a), DataAs<T>(lu), DataAs<int32_t>(pivots),
+                                   DataAs<int32_t>(perm), DataAs<int32_t>(info), as->batch,
+                                   static_cast<int>(as->rows));
+  });
+}
+
+ffi::Error GetrsImpl(cudaStream_t stream, AnyBuffer lu, AnyBuffer perm, AnyBuffer b,
+                     Result<AnyBuffer> x, bool trans) {
+  constexpr const char* kOp = "batchla_getrs";
+  auto bs = CheckGetrs(kOp, lu, perm, b, *x);
+  if (!bs) return bs.error();
+  return Run(kOp, lu.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchGetrs<T>(stream, DataAs<T>(lu), DataAs<int32_t>(perm), DataAs<T>(b),
+                                   DataAs<T>(x), bs->batch, static_cast<int>(bs->rows),
+                                   static_cast<int>(bs->cols), trans);
+  });
+}
+
+ffi::Error GesvImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x,
+                    Result<AnyBuffer> info) {
+  constexpr const char* kOp = "batchla_gesv";
+  auto bs = CheckSolve(kOp, a, "a", b, *x, &*info);
+  if (!bs) return bs.error();
+  return Run(kOp, a.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchGesv<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x),
+                                  DataAs<int32_t>(info), bs->batch, static_cast<int>(bs->rows),
+                                  static_cast<int>(bs->cols));
+  });
+}
+
+ffi::Error InverseImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> inv,
+                       Result<AnyBuffer> info) {
+  constexpr const char* kOp = "batchla_inverse";
+  auto as = CheckFactor(kOp, a, *inv, "inv", *info);
+  if (!as) return as.error();
+  return Run(kOp, a.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchInverse<T>(stream, DataAs<T>(a), DataAs<T>(inv), DataAs<int32_t>(info),
+                                     as->batch, static_cast<int>(as->rows));
+  });
+}
+
+ffi::Error SlogdetImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> sign,
+                       Result<AnyBuffer> logabsdet) {
+  constexpr const char* kOp = "batchla_slogdet";
+  auto as = CheckSlogdet(kOp, a, *sign, *logabsdet);
+  if (!as) return as.error();
+  return Run(kOp, a.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchSlogdet<T>(stream, DataAs<T>(a), DataAs<T>(sign), DataAs<T>(logabsdet),
+                                     as->batch, static_cast<int>(as->rows));
+  });
+}
+
 }  // namespace
 }  // namespace batchla_ffi
 
@@ -130,6 +193,51 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPosvCuda, batchla_ffi::PosvImpl,
                                   .Attr<bool>("lower"),
                               {ffi::Traits::kCmdBufferCompatible});
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaGetrfCuda, batchla_ffi::GetrfImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>()  // lu
+                                  .Ret<ffi::AnyBuffer>()  // pivots
+                                  .Ret<ffi::AnyBuffer>()  // perm
+                                  .Ret<ffi::AnyBuffer>(), // info
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaGetrsCuda, batchla_ffi::GetrsImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // lu
+                                  .Arg<ffi::AnyBuffer>()  // perm
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Attr<bool>("trans"),
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaGesvCuda, batchla_ffi::GesvImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Ret<ffi::AnyBuffer>(), // info
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaInverseCuda, batchla_ffi::InverseImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>()  // inv
+                                  .Ret<ffi::AnyBuffer>(), // info
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaSlogdetCuda, batchla_ffi::SlogdetImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>()  // sign
+                                  .Ret<ffi::AnyBuffer>(), // logabsdet
+                              {ffi::Traits::kCmdBufferCompatible});
+
 namespace {
 
 template <typename Fn>
@@ -148,6 +256,11 @@ NB_MODULE(_cuda, m) {
     d["batchla_trsm"] = Capsule(BatchlaTrsmCuda);
     d["batchla_potrs"] = Capsule(BatchlaPotrsCuda);
     d["batchla_posv"] = Capsule(BatchlaPosvCuda);
+    d["batchla_getrf"] = Capsule(BatchlaGetrfCuda);
+    d["batchla_getrs"] = Capsule(BatchlaGetrsCuda);
+    d["batchla_gesv"] = Capsule(BatchlaGesvCuda);
+    d["batchla_inverse"] = Capsule(BatchlaInverseCuda);
+    d["batchla_slogdet"] = Capsule(BatchlaSlogdetCuda);
     return d;
   });
   // Size limits of the kernels, per dtype name, for the Python lowerings' fallbacks.
@@ -164,4 +277,6 @@ NB_MODULE(_cuda, m) {
   };
   limit("posv_max_fused_n", batchla::PosvMaxFusedN<float>, batchla::PosvMaxFusedN<double>);
   limit("potrf_max_n", batchla::PotrfMaxN<float>, batchla::PotrfMaxN<double>);
+  limit("getrf_max_n", batchla::GetrfMaxN<float>, batchla::GetrfMaxN<double>);
+  limit("lu_fused_max_n", batchla::LuFusedMaxN<float>, batchla::LuFusedMaxN<double>);
 }

@@ -58,11 +58,62 @@ constexpr int kTrsmTileStagesF32 = 3;
 constexpr int kTrsmTileStagesF64 = 2;
 constexpr int kTrsmTileCols = 8;                    // rhs columns per warp when k > 1
 
-// ---- LU family (bench/NOTES.md, "getrf") -------------------------------------------------------
-// small:   n <= kLuSmallMaxN: lanes per matrix, lane per row, template<int N> (cuda/lu_small*.cu)
+// ---- LU family (bench/NOTES.md, "getrf small" and "getrf blocked") ---------------------------
+// small:   n <= kLuSmallMaxN (cuda/lu_small*.cu), template<int N>: tiny (thread per matrix) up to
+//          kLuTinyMaxN, then lane groups (lanes own rows of the unmoved matrix)
 // blocked: otherwise (cuda/lu_blocked*.cu): matrix in shared memory while it fits (every output
 //          kind), else blocked in global memory (factor only)
-constexpr int kLuSmallMaxN = 32;  // must stay <= 32 (one lane per row)
+constexpr int kLuSmallMaxN = 32;  // must stay <= 32 (lanes own rows)
+// -D overrides are for benchmark variants only.
+// tiny (thread per matrix) for n <= kLuTinyMaxN, lane groups above. Measured (v2): tiny 0.7-0.94 of
+// the roofline at n <= 8 for every output vs 0.4-0.75 (getrf) / 0.25-0.65 (others) for the group
+// kernel at the same n.
+#ifdef BATCHLA_LU_TINY_MAXN
+constexpr int kLuTinyMaxN = BATCHLA_LU_TINY_MAXN;
+#else
+constexpr int kLuTinyMaxN = 8;
+#endif
+#ifdef BATCHLA_LU_SMALL_THREADS
+constexpr int kLuSmallThreads = BATCHLA_LU_SMALL_THREADS;
+#else
+constexpr int kLuSmallThreads = 128;      // threads per block of the group kernel (256: same speed)
+#endif
+#ifdef BATCHLA_LU_SMALL_STAGE_BYTES
+constexpr int kLuSmallStageBytes = BATCHLA_LU_SMALL_STAGE_BYTES;
+#else
+constexpr int kLuSmallStageBytes = 8192;  // ~bytes of matrices per stage (16 KB: same or worse)
+#endif
+constexpr int kLuSmallMaxStages = 40 * 1024;  // v2 group blocks shrink to keep both stages under this
+// Group-kernel variant per size (bench/NOTES.md, "getrf small", v2):
+//   v2 (n <= kLuSmallV2MaxN): R = 2 rows per lane (one broadcast load serves two rows), shuffle
+//      argmax with a ballot fast path, argmax of step j+1 overlapped with step j's FMAs.
+//      Beats v1 at n = 9..16 (f32 0.44-0.52 vs 0.28-0.39).
+//   v1 (above): one row per lane, full-warp groups, redux argmax at the top of each step. At n >= 17
+//      v2 measured slower (f32 0.24-0.33 vs 0.34-0.43); v2 with one row per lane did not unroll.
+constexpr int kLuSmallV2MaxN = 16;  // >= 16: v1 needs full-warp groups (static_assert)
+
+// ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
+// tiny / small / tile classes as trsm's (limits above); panel: a block of warps per matrix.
+// small class sweep: GroupSweep (unrolled, pass at compile time) for float32, trsm's SweepGroup for
+// float64 (run 2: f32 n = 20..28 0.45-0.52 vs 0.38-0.46; f64 n = 16..32 0.54-0.64 vs 0.67-0.74).
+template <typename T>
+constexpr bool GetrsSmallUnrolledSweep() { return sizeof(T) == 4; }
+// tile -> panel (run 3, bench/NOTES.md, "getrs"). A tile item (matrix, column chunk) is one warp's
+// serial chain; a panel item is 8 warps with a chain of one update + one diagonal sweep per step,
+// but only 1-2 items per SM. So panel wins when the items do not fill the SMs with warps:
+//   k == 1 and n >= kGetrsPanelMinN (256 MiB batches: n = 384 0.54 / 0.53 vs tile 0.48 / 0.35,
+//   n = 512 0.68 / 0.68 vs 0.29 / 0.21 (f32 / f64); n = 256 tile 0.76 / 0.63 vs 0.45 / 0.46), or
+//   n >= kGetrsPanelFewItemsMinN and items <= kGetrsPanelItemsPerSm * SMs (66 matrices: panel
+//   1.4x / 2.2x / 3x faster at n = 128 / 256 / 384, a tie at 64). k = n with many items: tile
+//   (n = 512: 0.15 vs panel 0.09; n = 64, 128: 0.12-0.13 vs 0.02-0.04).
+constexpr int kGetrsPanelMinN = 384;
+constexpr int kGetrsPanelFewItemsMinN = 128;
+constexpr int kGetrsPanelItemsPerSm = 2;
+constexpr int kGetrsPanelWarps = 8;       // warps per block of the panel class
+// Update-tile ring depth per warp (f32: 2 blocks of 110 KB per SM; f64: 1 block of 209 KB; the
+// launcher lowers it while the ring + rhs block exceed 227 KB).
+constexpr int kGetrsPanelStagesF32 = 3;
+constexpr int kGetrsPanelStagesF64 = 3;
 
 }  // namespace tuning
 }  // namespace batchla

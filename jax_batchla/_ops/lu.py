@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jax.core import ShapedArray
 from jax.interpreters import ad, mlir
 
@@ -41,9 +42,18 @@ def _getrf_shape(a):
     return ShapedArray(a.shape, a.dtype), _vector_aval(a), _vector_aval(a), _info_aval(a)
 
 
+def _getrf_via_jax(a):
+    """jax's own (cuSOLVER) LU with our info, for n past our kernels' size classes."""
+    lu, pivots, perm = lax.linalg.lu(a)
+    zero = jnp.diagonal(lu, axis1=-2, axis2=-1) == 0
+    info = jnp.where(jnp.any(zero, axis=-1), jnp.argmax(zero, axis=-1) + 1, 0).astype(np.int32)
+    return lu, pivots, perm, info
+
+
 getrf_p = make_primitive(OpSpec(
     name="batchla_getrf", operands=("a",), shape_rule=_getrf_shape,
-    reference=_reference.getrf, multiple_results=True))
+    reference=_reference.getrf, multiple_results=True,
+    cuda_lowering=_cuda_lowering("batchla_getrf", _ffi.getrf_max_n, _getrf_via_jax)))
 
 
 def getrf(a):

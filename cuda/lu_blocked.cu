@@ -1,0 +1,80 @@
+// LU blocked size classes: picks medium (matrix in shared memory, every output kind) or large
+// (matrix in global memory, factor only) for kLuSmallMaxN < n <= LuBlockedMaxN<T>().
+#include "cuda/lu_blocked_layout.cuh"
+
+namespace batchla {
+namespace detail {
+namespace {
+
+// Shared memory a block may opt in to on the current device (227 KB on sm_90, 163 KB on sm_80),
+// queried once per device.
+size_t SmemOptin() {
+  constexpr int kMaxDevices = 64;
+  static int cache[kMaxDevices] = {};  // 0 = not queried yet; benign race: same value written
+  int dev = 0, v = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  if (dev < kMaxDevices && cache[dev] > 0) return size_t(cache[dev]);
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return 0;
+  if (dev < kMaxDevices) cache[dev] = v;
+  return size_t(v);
+}
+
+// Largest n <= LuMediumMaxN<T>() whose matrix (+ a one-column solve chunk) fits the device
+// (LuMediumMaxN<T>() itself, sized for sm_90, when no device answers).
+template <typename T>
+int MediumMaxN() {
+  const size_t optin = SmemOptin();
+  int n = LuMediumMaxN<T>();
+  if (optin == 0) return n;
+  while (n > 0 && LuMediumSmemBytes<T>(n, 1) > optin) --n;
+  return n;
+}
+
+// kFactor: medium (shared memory) up to this n, then large. Benchmark variants override it.
+#ifndef BATCHLA_LU_FACTOR_MEDIUM_MAXN_F32
+#define BATCHLA_LU_FACTOR_MEDIUM_MAXN_F32 kLuMediumMaxNF32
+#endif
+#ifndef BATCHLA_LU_FACTOR_MEDIUM_MAXN_F64
+#define BATCHLA_LU_FACTOR_MEDIUM_MAXN_F64 kLuMediumMaxNF64
+#endif
+template <typename T>
+int FactorMediumMaxN() {
+  const int limit = sizeof(T) == 8 ? BATCHLA_LU_FACTOR_MEDIUM_MAXN_F64 : BATCHLA_LU_FACTOR_MEDIUM_MAXN_F32;
+  const int fit = MediumMaxN<T>();
+  return limit < fit ? limit : fit;
+}
+
+}  // namespace
+
+template <typename T>
+int LuBlockedMaxN() {
+  return kLuLargeMaxN;
+}
+template <typename T>
+int LuBlockedFusedMaxN() {
+  return MediumMaxN<T>();
+}
+
+template <typename T>
+cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
+  const int n = args.n;
+  if (n < 1 || args.batch < 1) return cudaErrorInvalidValue;
+  if (out == LuOutput::kFactor) {
+    if (n <= FactorMediumMaxN<T>()) return LuMediumRun<T, false>(stream, args, out);
+    if (n > kLuLargeMaxN) return cudaErrorInvalidValue;
+    return LuLargeLaunch<T>(stream, args);
+  }
+  if (n <= MediumMaxN<T>()) return LuMediumRun<T, true>(stream, args, out);
+  return cudaErrorInvalidValue;
+}
+
+#define BATCHLA_INSTANTIATE_LU_BLOCKED(T)                                                  \
+  template int LuBlockedMaxN<T>();                                                        \
+  template int LuBlockedFusedMaxN<T>();                                                   \
+  template cudaError_t LuBlocked<T>(cudaStream_t, const LuArgs<T>&, LuOutput);
+BATCHLA_INSTANTIATE_LU_BLOCKED(float)
+BATCHLA_INSTANTIATE_LU_BLOCKED(double)
+#undef BATCHLA_INSTANTIATE_LU_BLOCKED
+
+}  // namespace detail
+}  // namespace batchla

@@ -1,0 +1,9 @@
+// LU medium class (matrix in shared memory), double, factor (kFactor).
+#include "cuda/lu_blocked_medium.cuh"
+
+namespace batchla {
+namespace detail {
+static_assert(LuMediumSmemBytes<double>(LuMediumMaxN<double>(), 1) <= kLuSmemLimit, "medium LU exceeds 227 KB");
+template cudaError_t LuMediumRun<double, false>(cudaStream_t, const LuArgs<double>&, LuOutput);
+}  // namespace detail
+}  // namespace batchla

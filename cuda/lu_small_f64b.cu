@@ -1,0 +1,8 @@
+// LU small class (cuda/lu_small.cuh): double, n in [kLuSmallRangeA+1, kLuSmallRangeB].
+#include "cuda/lu_small.cuh"
+
+namespace batchla {
+namespace detail {
+template BATCHLA_LU_SMALL_RANGE(double, kLuSmallRangeA+1, kLuSmallRangeB);
+}  // namespace detail
+}  // namespace batchla

@@ -1,0 +1,8 @@
+// LU small class (cuda/lu_small.cuh): double, n in [kLuSmallRangeB+1, tuning::kLuSmallMaxN].
+#include "cuda/lu_small.cuh"
+
+namespace batchla {
+namespace detail {
+template BATCHLA_LU_SMALL_RANGE(double, kLuSmallRangeB+1, tuning::kLuSmallMaxN);
+}  // namespace detail
+}  // namespace batchla
