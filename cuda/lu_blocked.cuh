@@ -25,22 +25,19 @@
 
 #include "cuda/common.cuh"
 #include "cuda/lu_dispatch.h"
+#include "cuda/tuning.h"
 
 namespace batchla {
 namespace detail {
 
-// ---- LU blocked thresholds. TODO(lead): move to tuning.h ------------------------------------
-constexpr int kLuNB = 32;               // panel width (rows of a panel live in 32 registers)
-constexpr int kLuMediumMaxNF64 = 160;   // matrix (n x (n|1)) + scratch fits 227 KB of shared memory
-constexpr int kLuMediumMaxNF32 = 232;
-constexpr int kLuLargeThreads = 256;    // large class: block per matrix
-constexpr int kLuLargeRows = 2;         // panel rows per thread in the large class
-constexpr int kLuLargeMaxN = kLuLargeThreads * kLuLargeRows;  // 512
-constexpr int kLuLargeStrip = 256;      // U12 columns staged in shared memory per GEMM strip
-// Medium blocks per SM (register budget, LuMediumRun in cuda/lu_blocked_medium.cuh): f32 8 / 3 / 1,
-// f64 5 / 2 / 1 for n <= 64 / 128 / larger. getrf medium -> large crossover: the medium class
-// while it fits (BATCHLA_LU_FACTOR_MEDIUM_MAXN_F32 / _F64 override it, cuda/lu_blocked.cu).
-// ---------------------------------------------------------------------------------------------
+// Thresholds of the blocked classes: cuda/tuning.h, block "LU family".
+using tuning::kLuLargeMaxN;
+using tuning::kLuLargeRows;
+using tuning::kLuLargeStrip;
+using tuning::kLuLargeThreads;
+using tuning::kLuMediumMaxNF32;
+using tuning::kLuMediumMaxNF64;
+using tuning::kLuNB;
 
 template <typename T>
 __host__ __device__ constexpr int LuMediumMaxN() {

@@ -91,6 +91,17 @@ constexpr int kLuSmallMaxStages = 40 * 1024;  // v2 group blocks shrink to keep 
 //   v1 (above): one row per lane, full-warp groups, redux argmax at the top of each step. At n >= 17
 //      v2 measured slower (f32 0.24-0.33 vs 0.34-0.43); v2 with one row per lane did not unroll.
 constexpr int kLuSmallV2MaxN = 16;  // >= 16: v1 needs full-warp groups (static_assert)
+// blocked classes (bench/NOTES.md, "getrf blocked"):
+constexpr int kLuNB = 32;               // panel width (rows of a panel live in 32 registers)
+constexpr int kLuMediumMaxNF64 = 160;   // matrix (n x (n|1)) + scratch fits 227 KB of shared memory
+constexpr int kLuMediumMaxNF32 = 232;
+constexpr int kLuLargeThreads = 256;    // large class: block per matrix
+constexpr int kLuLargeRows = 2;         // panel rows per thread in the large class
+constexpr int kLuLargeMaxN = kLuLargeThreads * kLuLargeRows;  // 512
+constexpr int kLuLargeStrip = 256;      // U12 columns staged in shared memory per GEMM strip
+// Medium blocks per SM (register budget, LuMediumRun in cuda/lu_blocked_medium.cuh): f32 8 / 3 / 1,
+// f64 5 / 2 / 1 for n <= 64 / 128 / larger. getrf medium -> large crossover: the medium class
+// while it fits (BATCHLA_LU_FACTOR_MEDIUM_MAXN_F32 / _F64 override it, cuda/lu_blocked.cu).
 
 // ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
 // tiny / small / tile classes as trsm's (limits above); panel: a block of warps per matrix.
