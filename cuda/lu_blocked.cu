@@ -1,4 +1,4 @@
-// LU blocked size classes: picks medium (matrix in shared memory, every output kind) or large
+// LU blocked size classes: picks warp (n <= kLuWarpMaxN, registers), medium (matrix in shared memory, every output kind) or large
 // (matrix in global memory, factor only) for kLuSmallMaxN < n <= LuBlockedMaxN<T>().
 #include "cuda/lu_blocked_layout.cuh"
 
@@ -55,10 +55,32 @@ int LuBlockedFusedMaxN() {
   return MediumMaxN<T>();
 }
 
+// kFactor / kSlogdet for n <= kLuWarpMaxN on the warp class: f32 yes (64: getrf 1218 vs 1325 us,
+// slogdet 1135 vs 1376), f64 no (two warps per matrix: getrf 1746 vs 1301 us, slogdet 1663 vs 1124
+// on the medium class). BATCHLA_LU_WARP_LU=0/1 forces it for both (benchmark variant).
+template <typename T>
+constexpr bool LuWarpLu() {
+#ifdef BATCHLA_LU_WARP_LU
+  return BATCHLA_LU_WARP_LU != 0;
+#else
+  return sizeof(T) == 4;
+#endif
+}
+
 template <typename T>
 cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
   const int n = args.n;
   if (n < 1 || args.batch < 1) return cudaErrorInvalidValue;
+  // n <= 64: matrix in the registers of one (f32) or two (f64) warps, no block barriers
+  // (cuda/lu_blocked_warp.cuh); kSolve with k > 1 stays on the medium class, and so do f64
+  // kFactor / kSlogdet (LuWarpLu).
+  if (n <= kLuWarpMaxN) {
+    if (out == LuOutput::kFactor || out == LuOutput::kSlogdet) {
+      if (LuWarpLu<T>()) return LuWarpRun<T, false>(stream, args, out);
+    } else if (out == LuOutput::kInverse || args.k <= 1) {
+      return LuWarpRun<T, true>(stream, args, out);
+    }
+  }
   if (out == LuOutput::kFactor) {
     if (n <= FactorMediumMaxN<T>()) return LuMediumRun<T, false>(stream, args, out);
     if (n > kLuLargeMaxN) return cudaErrorInvalidValue;

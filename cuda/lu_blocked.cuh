@@ -515,6 +515,9 @@ template <typename T, bool FUSED>  // FUSED: kSolve / kInverse / kSlogdet, else 
 cudaError_t LuMediumRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
 template <typename T>
 cudaError_t LuLargeLaunch(cudaStream_t stream, const LuArgs<T>& args);
+constexpr int kLuWarpMaxN = 64;  // the warp class holds 64 padded rows x 64 columns
+template <typename T, bool GJ>  // n <= kLuWarpMaxN; GJ: kInverse / kSolve (k <= 1), else kFactor / kSlogdet
+cudaError_t LuWarpRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
 
 }  // namespace detail
 }  // namespace batchla

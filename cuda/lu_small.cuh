@@ -14,18 +14,22 @@
 //   row's current position (final-destination pivoting); at step j the rows with pos >= j offer
 //   |row[j]|, the lanes at pos j and at the winner's pos exchange positions, pivots[j] = the
 //   winner's pos, perm[pos] = its row at the end, and each row is written once, at its final
-//   position. The winner writes its row (16-byte stores) into a two-row ping-pong buffer of its
-//   group; after __syncwarp every lane reads it back with broadcast vector loads. Two variants:
+//   position. Two variants:
 //     v2 (n <= kLuSmallV2MaxN): R = 2, argmax by shuffle butterfly (redux.sync with per-group
 //        masks serializes per group) + one ballot when the maximum is unique, issued right after
-//        column j+1 is updated so it overlaps the rest of step j;
-//     v1 (above): R = 1, full-warp groups, redux max over the key words then redux min over pos.
+//        column j+1 is updated so it overlaps the rest of step j; the pivot row reaches the group
+//        by shuffles from the winner's lane;
+//     v1 (above): R = 1, full-warp groups, redux max over the key words then redux min over pos;
+//        the winner writes its row (16-byte stores) into a two-row ping-pong buffer, and after
+//        __syncwarp every lane reads it back with broadcast vector loads.
 //   Factor / solve / slogdet: right-looking getf2 (L kept in row[c < pos], U in row[c >= pos]).
 //   Inverse: in-place Gauss-Jordan on the same pivot sequence (every lane updates its whole row
 //   each step: n^2 FMAs per step with all lanes busy, vs the triangular solves against I); the
 //   inverse's columns come out permuted by the pivot order and are scattered on write-back.
-//   Solve: forward + back substitution after the factor, KC right-hand-side columns at a time in
-//   registers, the entry solved at each step broadcast by shuffle from the lane that holds it.
+//   Solve, k = 1: b is an extra column of the rows, eliminated by the factor (= forward
+//   substitution), then back substitution; k > 1: forward + back substitution after the factor,
+//   KC right-hand-side columns at a time in registers. The entry solved at each step is broadcast
+//   by shuffle from the lane that holds it.
 // Global I/O (both): persistent blocks, double-buffered; each chunk (consecutive matrices = one
 // contiguous range) is copied with 16-byte cp.async into a shared layout equal to the global one
 // except for padding that keeps the per-lane 16-byte accesses of 8 lanes on distinct banks (group:
@@ -106,11 +110,18 @@ __device__ __forceinline__ unsigned LuMinReduce(unsigned v, unsigned gmask) {
     return v;
   }
 }
-// The pivot of one step: its current position and whether this lane holds it.
+// The pivot of one step: its current position, whether this lane holds it, and the (warp) lane that
+// holds it (source of v2's pivot-row shuffles; v1 broadcasts through shared memory and ignores it:
+// its ballot is not removed by the compiler, dropping it is measured-untested, see the notes).
 struct LuPivot {
   unsigned pos;
   bool mine;
+  int src;
 };
+// The lane of the group that holds the pivot (exactly one lane has mine set).
+__device__ __forceinline__ int LuPivotLane(bool mine, unsigned gmask) {
+  return __ffs(__ballot_sync(0xffffffffu, mine) & gmask) - 1;
+}
 // c: this lane's best row is a (so far) maximal candidate; pos: that row's position (~0u when the
 // lane has no active row). Resolves the remaining levels of the key (f64: the low word) and the
 // tie-break by pos. Usual case (one candidate per group): a ballot names the pivot's lane at once;
@@ -124,14 +135,14 @@ __device__ __forceinline__ LuPivot LuPickPivot(bool c, const unsigned* lower, in
   else ties = __any_sync(0xffffffffu, __popc(cand) > 1);
   if (!ties) {
     const int lane = __ffs(cand) - 1;
-    return {__shfl_sync(0xffffffffu, pos, lane), int(threadIdx.x & 31) == lane};
+    return {__shfl_sync(0xffffffffu, pos, lane), int(threadIdx.x & 31) == lane, lane};
   }
   for (int w = 0; w < nlower; ++w) {
     const unsigned m = LuMaxReduce<L>(c ? lower[w] : 0u, gmask);
     c = c && lower[w] == m;
   }
   const unsigned pm = LuMinReduce<L>(c ? pos : 0xffffffffu, gmask);
-  return {pm, pos == pm};
+  return {pm, pos == pm, LuPivotLane(pos == pm, gmask)};
 }
 // Pivot over the group's rows: x[s], active[s], pos[s] for the lane's R rows. FAST: the ballot
 // path above (v2); else (v1, one row per lane, full-warp groups only) redux max over the key
@@ -145,7 +156,7 @@ __device__ __forceinline__ LuPivot LuGroupPivot(const T (&x)[R], const bool (&ac
       const unsigned key = active[0] ? LuScalar<float>::Key(x[0]) : 0u;
       const unsigned kmax = __reduce_max_sync(gmask, key);
       const unsigned pm = __reduce_min_sync(gmask, (active[0] && key == kmax) ? pos[0] : 0xffffffffu);
-      return {pm, pos[0] == pm};
+      return {pm, pos[0] == pm, LuPivotLane(pos[0] == pm, gmask)};
     } else {
       const unsigned long long bits = LuScalar<double>::Key(x[0]);
       const unsigned hi = active[0] ? unsigned(bits >> 32) : 0u, lo = unsigned(bits);
@@ -153,7 +164,7 @@ __device__ __forceinline__ LuPivot LuGroupPivot(const T (&x)[R], const bool (&ac
       const bool cand = active[0] && hi == hmax;
       const unsigned lmax = __reduce_max_sync(gmask, cand ? lo : 0u);
       const unsigned pm = __reduce_min_sync(gmask, (cand && lo == lmax) ? pos[0] : 0xffffffffu);
-      return {pm, pos[0] == pm};
+      return {pm, pos[0] == pm, LuPivotLane(pos[0] == pm, gmask)};
     }
   } else {
     using K = decltype(LuScalar<T>::Key(T(0)));
@@ -206,9 +217,10 @@ struct LuSmallCfg {
   static constexpr int kG = RoundUp(kG0 < 1 ? 1 : kG0, kGAlign);  // matrices per group per chunk
   static constexpr int kChunk = kGroups * kG;
   static_assert(kChunk % kV == 0, "a chunk must start 16-byte aligned");
-  static constexpr int kTS = RoundUp(N, kV);                      // broadcast row (whole granules)
   static constexpr int kBuf = RoundUp(kChunk * kMS, kV);          // elements per stage
-  static constexpr int kTb = kGroups * 2 * kTS;                   // broadcast rows of all groups
+  // v1: broadcast rows through shared memory (columns 0..N, gesv's b included), 2 per group
+  static constexpr int kTS = kFast ? 0 : RoundUp(N + 1, kV);
+  static constexpr int kTb = kGroups * 2 * kTS;
   static constexpr size_t kSmem = (size_t(2) * kBuf + kTb) * sizeof(T) + size_t(kGroups) * N * sizeof(int);
 };
 
@@ -274,19 +286,26 @@ struct LuLaneState {
 };
 
 // Factors the group's matrix in place (see the header comment). GJ: Gauss-Jordan inverse instead
-// of getf2. tb: this group's 2 x kTS broadcast rows; spl (or null): spl[j] = original row at j.
-template <typename T, int N, int L, int R, bool GJ, bool FAST>
-__device__ __forceinline__ void LuFactor(T (&row)[R][N], unsigned (&pos)[R], int r, unsigned gmask, T* tb,
-                                         int* spl, LuLaneState<T, R>& st) {
+// of getf2. NC >= N columns: columns >= N (gesv k = 1: b) are eliminated along (forward substitution
+// for free). tb: v1's 2 x kTS broadcast rows; spl (or null): spl[j] = original row at j.
+// The pivot row: v2 (sub-warp groups, 4 matrices per warp at n <= 16) by one shuffle per element
+// (f64: two) from the pivot's lane: each shuffle serves all groups of the warp, and the pivot lanes'
+// stores, the __syncwarp and the unused head of the first granule go away (+0-20 % measured). v1 (one
+// matrix per warp) by the pivot lane's 16-byte stores + broadcast 16-byte loads: shuffles there cost
+// 2-4x the instructions for one matrix and measured 5-15 % slower.
+template <typename T, int N, int NC, int L, int R, bool GJ, bool FAST>
+__device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], int r, unsigned gmask, T* tb, int* spl,
+                                         LuLaneState<T, R>& st) {
   using S = LuScalar<T>;
   using VT = typename S::Vec;
-  constexpr int V = S::kV, TS = RoundUp(N, V);
+  constexpr int V = S::kV, TS = RoundUp(N + 1, V);
+  static_assert(!GJ || NC == N, "Gauss-Jordan has no extra columns");
   bool real[R];
 #pragma unroll
   for (int s = 0; s < R; ++s) real[s] = r + s * L < N;
   // FAST: the argmax of step j + 1 is issued as soon as column j + 1 is updated, so its reductions
   // overlap the rest of step j's FMAs. Else it runs at the top of each step.
-  LuPivot next{0u, false};
+  LuPivot next{0u, false, 0};
   if constexpr (FAST) {
     T x[R];
 #pragma unroll
@@ -305,30 +324,39 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][N], unsigned (&pos)[R], int
     const unsigned pm = next.pos;
     bool is_piv[R];
 #pragma unroll
-    for (int s = 0; s < R; ++s) is_piv[s] = next.mine && pos[s] == pm;
-    T* t = tb + (j & 1) * TS;
-    const int g0 = GJ ? 0 : (j / V) * V;  // getf2 needs columns >= j only
-#pragma unroll
     for (int s = 0; s < R; ++s) {
-      if (is_piv[s]) {
+      is_piv[s] = next.mine && pos[s] == pm;
+      if (spl && is_piv[s]) spl[j] = r + s * L;
+    }
+    T wp[NC];  // the pivot row, columns >= j (getf2) / all (Gauss-Jordan)
+    if constexpr (!FAST) {  // v1: through shared memory (see above)
+      T* t = tb + (j & 1) * TS;
+      const int g0 = GJ ? 0 : (j / V) * V;  // getf2 needs columns >= j only
+      if (is_piv[0]) {
 #pragma unroll
-        for (int kk = g0; kk < N; kk += V) {
+        for (int kk = g0; kk < NC; kk += V) {
           T w[V];
 #pragma unroll
-          for (int e = 0; e < V; ++e) w[e] = kk + e < N ? row[s][kk + e < N ? kk + e : 0] : T(0);
+          for (int e = 0; e < V; ++e) w[e] = kk + e < NC ? row[0][kk + e < NC ? kk + e : 0] : T(0);
           *reinterpret_cast<VT*>(t + kk) = S::Make(w);
         }
-        if (spl) spl[j] = r + s * L;
       }
-    }
-    __syncwarp();
-    T wp[N];
+      __syncwarp();
 #pragma unroll
-    for (int kk = g0; kk < N; kk += V) {
-      const VT v = *reinterpret_cast<const VT*>(t + kk);
+      for (int kk = g0; kk < NC; kk += V) {
+        const VT v = *reinterpret_cast<const VT*>(t + kk);
 #pragma unroll
-      for (int e = 0; e < V; ++e)
-        if (kk + e < N) wp[kk + e] = S::Get(v, e);
+        for (int e = 0; e < V; ++e)
+          if (kk + e < NC) wp[kk + e] = S::Get(v, e);
+      }
+    } else {
+#pragma unroll
+      for (int c = GJ ? 0 : j; c < (j + 1 < N ? NC : N); ++c) {  // last step: no row below, b not needed
+        T v = row[0][c];
+#pragma unroll
+        for (int s = 1; s < R; ++s) v = is_piv[s] ? row[s][c] : v;  // matters in the pivot's lane only
+        wp[c] = __shfl_sync(0xffffffffu, v, next.src);
+      }
     }
     const T pv = wp[j];
     const T inv = S::Rcp(pv);
@@ -360,7 +388,7 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][N], unsigned (&pos)[R], int
         else l = pv != T(0) ? row[0][j] / pv : row[0][j];              // tiny pivot: divide; zero: no scaling
         row[0][j] = l;
 #pragma unroll
-        for (int c = j + 1; c < N; ++c) row[0][c] = fma(-l, wp[c], row[0][c]);
+        for (int c = j + 1; c < NC; ++c) row[0][c] = fma(-l, wp[c], row[0][c]);
       }
     } else if constexpr (GJ) {
       T m[R];
@@ -405,16 +433,40 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][N], unsigned (&pos)[R], int
       for (int s = 0; s < R; ++s) {
         if (below[s]) {
 #pragma unroll
-          for (int c = j + 2; c < N; ++c) row[s][c] = fma(-l[s], wp[c], row[s][c]);
+          for (int c = j + 2; c < NC; ++c) row[s][c] = fma(-l[s], wp[c], row[s][c]);
         }
       }
     }
   }
-  __syncwarp();
+  __syncwarp();  // spl is read by every lane afterwards
+}
+
+// U x = y for the group's factored matrix (row[s][c < N] holds U at c >= pos), KC columns of y in
+// registers. The entry of position j lives in lane spl[j] % L, slot spl[j] / L.
+template <typename T, int N, int NC, int L, int R, int KC>
+__device__ __forceinline__ void LuBackSolve(const T (&row)[R][NC], const unsigned (&pos)[R], const int* spl,
+                                            const T (&inv)[R], T (&y)[R][KC]) {
+#pragma unroll
+  for (int j = N - 1; j >= 0; --j) {
+    const int src = spl[j], sl = src / L;
+#pragma unroll
+    for (int q = 0; q < KC; ++q) {
+      T v = T(0);
+#pragma unroll
+      for (int s = 0; s < R; ++s) {
+        if (pos[s] == unsigned(j)) y[s][q] *= inv[s];
+        v = sl == s ? y[s][q] : v;
+      }
+      const T xj = ShflIdx(v, src % L, L);
+#pragma unroll
+      for (int s = 0; s < R; ++s)
+        if (pos[s] < unsigned(j)) y[s][q] = fma(-row[s][j], xj, y[s][q]);
+    }
+  }
 }
 
 // Solves A X = B for the group's factored matrix, KC columns at a time (b, x: this matrix's n x k).
-// The entry of position j lives in lane spl[j] % L, slot spl[j] / L.
+// (k = 1 does not come here: b rides along the factor as column N, see the kernel.)
 template <typename T, int N, int L, int R, int KC>
 __device__ __forceinline__ void LuSolve(const T (&row)[R][N], const unsigned (&pos)[R], int r, const int* spl,
                                         const T (&inv)[R], const T* b, T* x, int k, bool live) {
@@ -439,23 +491,7 @@ __device__ __forceinline__ void LuSolve(const T (&row)[R][N], const unsigned (&p
           if (pos[s] > unsigned(j)) y[s][q] = fma(-row[s][j], yj, y[s][q]);
       }
     }
-#pragma unroll
-    for (int j = N - 1; j >= 0; --j) {  // U x = y
-      const int src = spl[j], sl = src / L;
-#pragma unroll
-      for (int q = 0; q < KC; ++q) {
-        T v = T(0);
-#pragma unroll
-        for (int s = 0; s < R; ++s) {
-          if (pos[s] == unsigned(j)) y[s][q] *= inv[s];
-          v = sl == s ? y[s][q] : v;
-        }
-        const T xj = ShflIdx(v, src % L, L);
-#pragma unroll
-        for (int s = 0; s < R; ++s)
-          if (pos[s] < unsigned(j)) y[s][q] = fma(-row[s][j], xj, y[s][q]);
-      }
-    }
+    LuBackSolve<T, N, N, L, R, KC>(row, pos, spl, inv, y);
 #pragma unroll
     for (int s = 0; s < R; ++s)
 #pragma unroll
@@ -494,6 +530,10 @@ __global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads) LuSmallKernel(LuAr
   constexpr int L = C::kLanes, R = C::kRows, G = C::kGroups, CH = C::kChunk, RS = C::kRS, V = C::kV;
   constexpr bool kGJ = OUT == LuOutput::kInverse;
   constexpr bool kStoreMat = OUT == LuOutput::kFactor || OUT == LuOutput::kInverse;
+  // gesv k <= 1 (KC == 1): b is column N of each lane's row, so the factor's elimination is the
+  // forward substitution; only U x = y remains.
+  constexpr bool kFold = OUT == LuOutput::kSolve && KC == 1;
+  constexpr int NC = N + (kFold ? 1 : 0);
   extern __shared__ __align__(16) unsigned char lu_smem[];
   T* sm = reinterpret_cast<T*>(lu_smem);
   const int lane = threadIdx.x & 31, g = threadIdx.x / L, r = threadIdx.x % L;
@@ -523,7 +563,7 @@ __global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads) LuSmallKernel(LuAr
       const bool live = mi < cnt;
       const int64_t mat = m0 + mi;
       T* my = bufc + mi * C::kMS;
-      T row[R][N];
+      T row[R][NC];
       unsigned pos[R];  // padding rows (>= N) keep pos >= N: never a candidate
 #pragma unroll
       for (int s = 0; s < R; ++s) {
@@ -545,10 +585,12 @@ __global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads) LuSmallKernel(LuAr
 #pragma unroll
           for (int c = 0; c < N; ++c) row[s][c] = T(0);
         }
+        if constexpr (kFold) row[s][N] = (live && ri < N && args.k == 1) ? args.b[mat * N + ri] : T(0);
       }
       LuLaneState<T, R> lst;
-      LuFactor<T, N, L, R, kGJ, C::kFast>(row, pos, r, gmask, tb,
-                                (OUT == LuOutput::kSolve || OUT == LuOutput::kInverse) ? spl : nullptr, lst);
+      LuFactor<T, N, NC, L, R, kGJ, C::kFast>(row, pos, r, gmask, tb,
+                                              (OUT == LuOutput::kSolve || OUT == LuOutput::kInverse) ? spl : nullptr,
+                                              lst);
       if constexpr (OUT == LuOutput::kFactor) {
 #pragma unroll
         for (int s = 0; s < R; ++s) {
@@ -577,6 +619,17 @@ __global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads) LuSmallKernel(LuAr
 #pragma unroll
             for (int c = 0; c < N; ++c) my[pos[s] * RS + spl[c]] = row[s][c];
           }
+        }
+        if (live && r == 0) args.info[mat] = lst.info;
+      } else if constexpr (kFold) {
+        if (args.k == 1) {  // uniform (k = 0: nothing to solve)
+          T y[R][1];
+#pragma unroll
+          for (int s = 0; s < R; ++s) y[s][0] = row[s][N];
+          LuBackSolve<T, N, NC, L, R, 1>(row, pos, spl, lst.inv, y);
+#pragma unroll
+          for (int s = 0; s < R; ++s)
+            if (live && r + s * L < N) args.x[mat * N + pos[s]] = y[s][0];
         }
         if (live && r == 0) args.info[mat] = lst.info;
       } else if constexpr (OUT == LuOutput::kSolve) {

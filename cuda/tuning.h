@@ -85,11 +85,12 @@ constexpr int kLuSmallStageBytes = 8192;  // ~bytes of matrices per stage (16 KB
 #endif
 constexpr int kLuSmallMaxStages = 40 * 1024;  // v2 group blocks shrink to keep both stages under this
 // Group-kernel variant per size (bench/NOTES.md, "getrf small", v2):
-//   v2 (n <= kLuSmallV2MaxN): R = 2 rows per lane (one broadcast load serves two rows), shuffle
+//   v2 (n <= kLuSmallV2MaxN): R = 2 rows per lane (one pivot-row shuffle serves two rows), shuffle
 //      argmax with a ballot fast path, argmax of step j+1 overlapped with step j's FMAs.
-//      Beats v1 at n = 9..16 (f32 0.44-0.52 vs 0.28-0.39).
+//      Beats v1 at n = 9..16 (f32 0.44-0.53 vs 0.28-0.39).
 //   v1 (above): one row per lane, full-warp groups, redux argmax at the top of each step. At n >= 17
-//      v2 measured slower (f32 0.24-0.33 vs 0.34-0.43); v2 with one row per lane did not unroll.
+//      v2 measured slower (f32 0.24-0.33 vs 0.34-0.43, with shuffles 0.28 at n = 32, f64 0.16);
+//      v2 with one row per lane did not unroll.
 constexpr int kLuSmallV2MaxN = 16;  // >= 16: v1 needs full-warp groups (static_assert)
 // blocked classes (bench/NOTES.md, "getrf blocked"):
 constexpr int kLuNB = 32;               // panel width (rows of a panel live in 32 registers)
@@ -102,6 +103,11 @@ constexpr int kLuLargeStrip = 256;      // U12 columns staged in shared memory p
 // Medium blocks per SM (register budget, LuMediumRun in cuda/lu_blocked_medium.cuh): f32 8 / 3 / 1,
 // f64 5 / 2 / 1 for n <= 64 / 128 / larger. getrf medium -> large crossover: the medium class
 // while it fits (BATCHLA_LU_FACTOR_MEDIUM_MAXN_F32 / _F64 override it, cuda/lu_blocked.cu).
+// warp class (n <= 64, cuda/lu_blocked_warp.cuh): global loads in flight per thread when a group
+// stages its matrix. f32: 8 (f32 n = 64 check timing: gesv 852 vs 1574 us, inverse 955 vs 1656 us
+// with 32); f64: 32 (faster than 8 for f64, bench/NOTES.md "getrf blocked", warp class).
+template <typename T>
+constexpr int LuWarpCopyLoads() { return sizeof(T) == 4 ? 8 : 32; }
 
 // ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
 // tiny / small / tile classes as trsm's (limits above); panel: a block of warps per matrix.

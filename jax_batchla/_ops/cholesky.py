@@ -6,10 +6,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.core import ShapedArray
-from jax.interpreters import ad, mlir
+from jax.interpreters import ad
 
 from .. import _ffi, _reference
-from .primitive import OpSpec, ffi_lowering, make_primitive
+from .primitive import OpSpec, make_primitive, sized_cuda_lowering
 from .triangular import trsm
 
 
@@ -50,16 +50,9 @@ def _potrf_via_jax(a, *, symmetrize):
     return l, info
 
 
-def _potrf_cuda_lowering(ctx, a, *, symmetrize):
-    aval = ctx.avals_in[0]
-    if aval.shape[-1] <= _ffi.potrf_max_n(aval.dtype):
-        return ffi_lowering("batchla_potrf")(ctx, a, symmetrize=symmetrize)
-    return mlir.lower_fun(_potrf_via_jax, multiple_results=True)(ctx, a, symmetrize=symmetrize)
-
-
 potrf_p = make_primitive(OpSpec(
     name="batchla_potrf", operands=("a",), shape_rule=_potrf_shape,
-    reference=_reference.potrf, multiple_results=True, cuda_lowering=_potrf_cuda_lowering))
+    reference=_reference.potrf, multiple_results=True, cuda_lowering=sized_cuda_lowering("batchla_potrf", _ffi.potrf_max_n, _potrf_via_jax)))
 
 
 def potrf(a, *, symmetrize: bool = False):
@@ -143,18 +136,11 @@ def _posv_unfused(a, b, *, lower):
     return potrs(l, b, lower=True), info
 
 
-def _posv_cuda_lowering(ctx, a, b, *, lower):
-    # The fused kernel keeps the matrix on-chip; beyond that size, factor then solve.
-    aval = ctx.avals_in[0]
-    if aval.shape[-1] <= _ffi.posv_max_fused_n(aval.dtype):
-        return ffi_lowering("batchla_posv")(ctx, a, b, lower=lower)
-    return mlir.lower_fun(_posv_unfused, multiple_results=True)(ctx, a, b, lower=lower)
-
-
 posv_p = make_primitive(OpSpec(
     name="batchla_posv", operands=("a", "b"), shape_rule=_posv_shape,
     reference=_reference.posv, multiple_results=True, fold_rhs_batch=True,
-    cuda_lowering=_posv_cuda_lowering))
+    # the fused kernel keeps the matrix on chip; beyond that size, factor then solve
+    cuda_lowering=sized_cuda_lowering("batchla_posv", _ffi.posv_max_fused_n, _posv_unfused)))
 
 
 def posv(a, b, *, lower: bool):

@@ -7,33 +7,16 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.core import ShapedArray
-from jax.interpreters import ad, mlir
+from jax.interpreters import ad
 
 from .. import _ffi, _reference
 from .cholesky import _info_aval, _mT, _rhs, _square, _zero_info
-from .primitive import OpSpec, ffi_lowering, make_primitive
+from .primitive import OpSpec, make_primitive, sized_cuda_lowering
 from .triangular import trsm
 
 
 def _vector_aval(a, dtype=np.int32):
     return ShapedArray(a.shape[:-1], np.dtype(dtype))
-
-
-def _fits(ctx, max_n) -> bool:
-    aval = ctx.avals_in[0]
-    return aval.shape[-1] <= max_n(aval.dtype)
-
-
-def _cuda_lowering(target, max_n, composed):
-    """Our kernel while n <= max_n(dtype); beyond it, `composed` (built from our other
-    primitives) lowered in its place."""
-
-    def rule(ctx, *args, **params):
-        if _fits(ctx, max_n):
-            return ffi_lowering(target)(ctx, *args, **params)
-        return mlir.lower_fun(composed, multiple_results=True)(ctx, *args, **params)
-
-    return rule
 
 
 # ---- getrf: PA = LU -------------------------------------------------------------------------------
@@ -53,7 +36,7 @@ def _getrf_via_jax(a):
 getrf_p = make_primitive(OpSpec(
     name="batchla_getrf", operands=("a",), shape_rule=_getrf_shape,
     reference=_reference.getrf, multiple_results=True,
-    cuda_lowering=_cuda_lowering("batchla_getrf", _ffi.getrf_max_n, _getrf_via_jax)))
+    cuda_lowering=sized_cuda_lowering("batchla_getrf", _ffi.getrf_max_n, _getrf_via_jax)))
 
 
 def getrf(a):
@@ -152,7 +135,7 @@ def _gesv_composed(a, b):
 gesv_p = make_primitive(OpSpec(
     name="batchla_gesv", operands=("a", "b"), shape_rule=_gesv_shape,
     reference=_reference.gesv, multiple_results=True, fold_rhs_batch=True,
-    cuda_lowering=_cuda_lowering("batchla_gesv", _ffi.lu_fused_max_n, _gesv_composed)))
+    cuda_lowering=sized_cuda_lowering("batchla_gesv", _ffi.lu_fused_max_n, _gesv_composed)))
 
 
 def gesv(a, b):
@@ -191,7 +174,7 @@ def _inverse_composed(a):
 inverse_p = make_primitive(OpSpec(
     name="batchla_inverse", operands=("a",), shape_rule=_inverse_shape,
     reference=_reference.inverse, multiple_results=True,
-    cuda_lowering=_cuda_lowering("batchla_inverse", _ffi.lu_fused_max_n, _inverse_composed)))
+    cuda_lowering=sized_cuda_lowering("batchla_inverse", _ffi.lu_fused_max_n, _inverse_composed)))
 
 
 def inverse(a):
@@ -222,7 +205,7 @@ def _slogdet_composed(a):
 slogdet_p = make_primitive(OpSpec(
     name="batchla_slogdet", operands=("a",), shape_rule=_slogdet_shape,
     reference=_reference.slogdet, multiple_results=True,
-    cuda_lowering=_cuda_lowering("batchla_slogdet", _ffi.lu_fused_max_n, _slogdet_composed)))
+    cuda_lowering=sized_cuda_lowering("batchla_slogdet", _ffi.lu_fused_max_n, _slogdet_composed)))
 
 
 def slogdet(a):

@@ -77,6 +77,20 @@ def ffi_lowering(target: str):
     return rule
 
 
+def sized_cuda_lowering(target: str, max_n: Callable, fallback: Callable):
+    """The CUDA lowering of an op whose kernels cover n <= max_n(dtype): our FFI target there;
+    beyond it `fallback` (a jnp function of the op's operands and params, built from our other
+    primitives or jax's own ops) lowered in its place."""
+
+    def rule(ctx, *args, **params):
+        aval = ctx.avals_in[0]
+        if aval.shape[-1] <= max_n(aval.dtype):
+            return ffi_lowering(target)(ctx, *args, **params)
+        return mlir.lower_fun(fallback, multiple_results=True)(ctx, *args, **params)
+
+    return rule
+
+
 def _batch_rule(prim: Primitive, spec: OpSpec, args, dims, **params):
     size = next(x.shape[d] for x, d in zip(args, dims) if d is not None)
     if spec.fold_rhs_batch and all(d is None for d in dims[:-1]):

@@ -1,0 +1,324 @@
+// Batched LU, "warp" class of the blocked LU (kLuSmallMaxN < n <= kLuWarpMaxN = 64): a group of
+// G warps per matrix (f32: G = 1, lane owns rows lane and lane + 32; f64: G = 2, thread owns one
+// row), several groups per block, the whole matrix in REGISTERS, no block barriers.
+//
+// Final-destination pivoting: rows never move. Thread t of a group owns original rows
+// t + q * 32 G (q < R) and tracks each row's current position pos (LAPACK's row order after the
+// swaps so far). Step j: argmax over rows with pos >= j of |a(r, j)| (first max in the current
+// order = smallest pos, by warp redux on (key, pos)); the winner thread publishes its row to a
+// double-buffered shared slot (one group sync per step: the slot of step j + 2 is written only
+// after every thread passed the sync of step j + 1, i.e. finished reading the slot of step j);
+// the pivot row takes pos j, the row at pos j takes the pivot's old pos.
+//
+// Two elimination modes (same pivot sequence and same values in the unpivoted rows, so the same
+// pivots / info as getrf):
+//   LU (kFactor, kSlogdet; f64 uses it only when forced, cuda/lu_blocked.cu): getf2: rows with
+//     pos > j get l = a(r, j) / pivot and a rank-1 update of the columns right of j (the columns
+//     left of j see a zeroed pivot row, so a NaN / Inf multiplier -- only from a non-finite input --
+//     turns that row's L entries to NaN where LAPACK would leave them). Output rows go to lu row
+//     pos through a shared tile (coalesced).
+//   GJ (kInverse, kSolve with k <= 1): in-place Gauss-Jordan on [A | b]: every non-pivot row is
+//     eliminated (column j keeps -l), the pivot row is scaled by 1 / pivot (column j keeps
+//     1 / pivot). With r_k the row pivoted at step k: A^-1(pos(r), c) = W(r, pos(c)) and
+//     x(pos(r)) = b'(r), so no triangular solves at all (n^3 FMAs instead of n^3 / 3 + solves,
+//     but every FMA is on registers with a broadcast shared operand).
+#pragma once
+
+#include "cuda/lu_blocked.cuh"
+
+namespace batchla {
+namespace detail {
+
+constexpr int kLuWarpN = kLuWarpMaxN;  // padded columns / rows held per matrix
+constexpr int kLuWarpThreads = 128;  // threads per block
+// Blocks per SM the register budget aims at: 3 caps registers at 168 (a few dozen bytes of spills
+// in the output stage) instead of 230-246 (2 blocks); BATCHLA_LU_WARP_MINB: benchmark variant.
+#ifdef BATCHLA_LU_WARP_MINB
+constexpr int kLuWarpMinBlocks = BATCHLA_LU_WARP_MINB;
+#else
+constexpr int kLuWarpMinBlocks = 3;
+#endif
+
+template <typename T>
+struct LuWarpCfg {
+  static constexpr int G = sizeof(T) == 8 ? 2 : 1;  // warps per matrix (f64 rows: 128 registers)
+  static constexpr int TG = 32 * G;                 // threads per group
+  static constexpr int R = kLuWarpN / TG;           // rows per thread
+  static constexpr int M = kLuWarpThreads / TG;     // matrices per block
+  static constexpr int NP = kLuWarpN + 4;           // published row: n columns + b, padded
+  static constexpr int TLD = kLuWarpN + 1;          // tile leading dimension capacity
+};
+
+// Per-group shared memory.
+template <typename T>
+struct LuWarpShared {
+  using C = LuWarpCfg<T>;
+  alignas(16) T prow[2][C::G][C::NP];  // candidate (G > 1) / pivot rows, double-buffered by step
+  unsigned long long key[2][C::G];
+  int cpos[2][C::G], crow[2][C::G];
+  int rowof[kLuWarpN];  // rowof[j]: original row pivoted at step j (= perm)
+  int pivs[kLuWarpN];   // 0-based LAPACK pivots
+  alignas(16) T tile[kLuWarpN * C::TLD];  // global <-> register staging, leading dimension n | 1
+};
+
+template <int G>
+__device__ __forceinline__ void LuGroupSync(int group) {
+  if constexpr (G == 1) {
+    __syncwarp();
+  } else {
+    asm volatile("bar.sync %0, %1;" ::"r"(group + 1), "r"(32 * G) : "memory");
+  }
+}
+
+// dst[i * ldd + j] = src[i * lds + j] for a rows x cols block, by the TG threads of a group, with
+// tuning::LuWarpCopyLoads<T>() loads in flight per thread (the row registers are free during the
+// copies).
+template <typename T, int TG>
+__device__ __forceinline__ void LuGroupCopy(const T* __restrict__ src, int lds, T* __restrict__ dst, int ldd,
+                                            int rows, int cols, int t) {
+  constexpr int U = tuning::LuWarpCopyLoads<T>();
+  const int total = rows * cols;
+  const float rc = 1.0f / float(cols);
+  for (int e0 = t; e0 < total; e0 += U * TG) {
+    T v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int e = e0 + u * TG;
+      if (e < total) {
+        const int i = LuRowOf(e, rc);
+        v[u] = src[i * lds + (e - i * cols)];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int e = e0 + u * TG;
+      if (e < total) {
+        const int i = LuRowOf(e, rc);
+        dst[i * ldd + (e - i * cols)] = v[u];
+      }
+    }
+  }
+}
+
+template <typename T>
+struct LuWarpState {
+  using C = LuWarpCfg<T>;
+  T row[C::R][kLuWarpN];
+  T b[C::R];      // GJ: right-hand side (k = 1), else unused
+  T sc[C::R];     // GJ: deferred 1 / pivot of the row's own step
+  int pos[C::R];  // current position of each owned row; -1: padding row (r >= n)
+  int info;       // 1-based first zero pivot
+  T logs;         // LU: sum log|pivot|
+  int cnt;        // LU: parity (swaps + negative pivots) + 2^20 per zero pivot
+};
+
+// One column step j, both modes. The stored columns rotate left one slot per step (each new value
+// is written one slot to the left, so the rotation costs nothing in the eliminated rows): at step j
+// slot c holds column (c + j) mod N, the pivot column is always slot 0 and slot N - 1 receives
+// column j's result. A runtime loop with static register indices: unrolling the 64 steps instead
+// (only columns right of j) made ~14k instructions of SASS and ran SLOWER (instruction cache).
+//   LU: rows with pos > j: l = a(r, j) / pivot, slot N - 1 = l; the others shift unchanged. The
+//     published pivot row has its columns left of j (its L part) zeroed, so L entries never change.
+//   GJ: every row but the pivot: column j keeps -l; the pivot row is not scaled here (it shifts
+//     unchanged and gets 1 in slot N - 1; sc = 1 / pivot applied at the output: elimination is
+//     linear in each row, so the row's scale carries through the later steps).
+template <typename T, bool GJ>
+__device__ __forceinline__ void LuWarpStep(LuWarpState<T>& s, LuWarpShared<T>* sh, int j, int group, int t) {
+  using C = LuWarpCfg<T>;
+  using V = LuVec<T>;
+  using VT = typename V::type;
+  constexpr int KV = V::kN, N = kLuWarpN;
+  const int lane = t & 31, w = t >> 5, par = j & 1;
+  // 1. best candidate of the thread, then of the warp (largest key, then smallest pos)
+  unsigned long long key = 0;
+  int kp = 0x7fffffff, kq = 0;
+#pragma unroll
+  for (int q = 0; q < C::R; ++q) {
+    const unsigned long long k = s.pos[q] >= j ? LuKey(s.row[q][0], s.pos[q] == j) : 0ull;
+    if (k > key || (k == key && k != 0 && s.pos[q] < kp)) key = k, kp = s.pos[q], kq = q;
+  }
+  const unsigned long long mykey = key;
+  const int mypos = kp;
+  LuWarpArgmax(key, kp);
+  // 2. the warp's winner publishes its row (and, G > 1, its key; a warp without candidates
+  // publishes key 0 so that a stale slot is never chosen)
+  if (key == 0 && lane == 0) sh->key[par][w] = 0ull, sh->cpos[par][w] = 0x7fffffff;
+  if (key != 0 && mykey == key && mypos == kp) {
+    T* dst = sh->prow[par][w];
+#pragma unroll
+    for (int c = 0; c < N; c += KV) {
+      T v[KV];
+#pragma unroll
+      for (int e = 0; e < KV; ++e) {
+        v[e] = s.row[0][c + e];
+#pragma unroll
+        for (int q = 1; q < C::R; ++q) v[e] = kq == q ? s.row[q][c + e] : v[e];
+        if (!GJ && c + e >= N - j) v[e] = T(0);  // LU: columns left of j
+      }
+      if constexpr (KV == 4) *reinterpret_cast<float4*>(dst + c) = make_float4(v[0], v[1], v[2], v[3]);
+      else *reinterpret_cast<double2*>(dst + c) = make_double2(v[0], v[1]);
+    }
+    if constexpr (GJ) {
+      T bv = s.b[0];
+#pragma unroll
+      for (int q = 1; q < C::R; ++q) bv = kq == q ? s.b[q] : bv;
+      dst[N] = bv;
+    }
+    sh->key[par][w] = key;
+    sh->cpos[par][w] = kp;
+    sh->crow[par][w] = t + kq * C::TG;
+  }
+  LuGroupSync<C::G>(group);
+  // 3. the group's pivot: best of the G warp winners
+  int ws = 0;
+  if constexpr (C::G > 1) {
+    unsigned long long bk = sh->key[par][0];
+    int bp = sh->cpos[par][0];
+#pragma unroll
+    for (int u = 1; u < C::G; ++u) {
+      const unsigned long long ok = sh->key[par][u];
+      const int op = sh->cpos[par][u];
+      if (ok > bk || (ok == bk && op < bp)) bk = ok, bp = op, ws = u;
+    }
+  }
+  const T* u = sh->prow[par][ws];
+  const int ppos = sh->cpos[par][ws], prow = sh->crow[par][ws];
+  if (t == 0) sh->rowof[j] = prow, sh->pivs[j] = ppos;
+  const T pv = u[0];
+  if (pv == T(0) && s.info == 0) s.info = j + 1;
+  if constexpr (!GJ) {
+    s.logs += log(fabs(pv));
+    s.cnt += (ppos != j) + (pv < T(0)) + (pv == T(0) ? (1 << 20) : 0);
+  }
+  const bool tiny = !(fabs(pv) >= LuMinNormal<T>());  // LAPACK: divide instead of 1/pivot
+  const T rp = T(1) / pv;
+  // 4. positions (the pivot row takes j, the row at j takes the pivot's old place), multipliers
+  T l[C::R], last[C::R];
+  bool elim[C::R];
+#pragma unroll
+  for (int q = 0; q < C::R; ++q) {
+    const bool piv = t + q * C::TG == prow;
+    const int p = s.pos[q];
+    s.pos[q] = piv ? j : (p == j ? ppos : p);
+    elim[q] = GJ ? (!piv && p >= 0) : s.pos[q] > j;
+    T x = s.row[q][0];
+    if (pv != T(0)) x = tiny ? x / pv : x * rp;
+    l[q] = elim[q] ? x : T(0);
+    if (GJ && piv) s.sc[q] = rp;
+    last[q] = GJ ? (piv ? T(1) : -l[q]) : (elim[q] ? l[q] : s.row[q][0]);
+  }
+  // 5. rank-1 update + rotation, one 16-byte pivot-row vector serving every owned row
+#pragma unroll
+  for (int c = 0; c < N; c += KV) {
+    const VT v = *reinterpret_cast<const VT*>(u + c);
+#pragma unroll
+    for (int q = 0; q < C::R; ++q)
+#pragma unroll
+      for (int e = 0; e < KV; ++e)
+        if (c + e > 0) {
+          const T x = s.row[q][c + e];
+          const T y = fma(-l[q], V::Get(v, e), x);
+          s.row[q][c + e - 1] = GJ || elim[q] ? y : x;  // LU: U rows / padding shift unchanged
+        }
+  }
+#pragma unroll
+  for (int q = 0; q < C::R; ++q) s.row[q][N - 1] = last[q];
+  if constexpr (GJ) {
+    const T ub = u[N];
+#pragma unroll
+    for (int q = 0; q < C::R; ++q) s.b[q] = fma(-l[q], ub, s.b[q]);
+  }
+}
+
+// GJ = false: kFactor / kSlogdet; GJ = true: kInverse / kSolve (k <= 1).
+template <typename T, bool GJ>
+__global__ void __launch_bounds__(kLuWarpThreads, kLuWarpMinBlocks) LuWarpKernel(LuArgs<T> args, int out) {
+  using C = LuWarpCfg<T>;
+  constexpr int N = kLuWarpN;
+  extern __shared__ __align__(16) unsigned char smraw[];
+  const int group = threadIdx.x / C::TG, t = threadIdx.x % C::TG;
+  auto* sh = reinterpret_cast<LuWarpShared<T>*>(smraw) + group;
+  const int n = args.n, ld = n | 1;
+  const int64_t nn = static_cast<int64_t>(n) * n;
+  const bool has_b = GJ && out == int(LuOutput::kSolve) && args.k == 1;
+  for (int64_t mat = int64_t(blockIdx.x) * C::M + group; mat < args.batch; mat += int64_t(gridDim.x) * C::M) {
+    LuGroupCopy<T, C::TG>(args.a + mat * nn, n, sh->tile, ld, n, n, t);
+    LuWarpState<T> s;
+    LuGroupSync<C::G>(group);
+#pragma unroll
+    for (int q = 0; q < C::R; ++q) {
+      const int r = t + q * C::TG;
+      s.pos[q] = r < n ? r : -1;
+#pragma unroll
+      for (int c = 0; c < N; ++c) s.row[q][c] = (r < n && c < n) ? sh->tile[r * ld + c] : T(0);
+      s.b[q] = (has_b && r < n) ? args.b[mat * n + r] : T(0);
+      s.sc[q] = T(1);
+    }
+    s.info = 0, s.logs = T(0), s.cnt = 0;
+    LuGroupSync<C::G>(group);  // tile reads done before the output stage rewrites it
+    for (int j = 0; j < n; ++j) LuWarpStep<T, GJ>(s, sh, j, group, t);
+    LuGroupSync<C::G>(group);  // rowof / pivs of the last step visible
+    if constexpr (GJ) {
+      if (out == int(LuOutput::kInverse)) {  // inv(pos(r), rowof[k]) = sc(r) W(r, k), W(r, k) in slot (k - n) mod N
+#pragma unroll
+        for (int q = 0; q < C::R; ++q) {
+          const int p = s.pos[q];
+          if (p >= 0) {
+#pragma unroll
+            for (int c = 0; c < N; ++c) {
+              const int k = (c + n) & (N - 1);
+              if (k < n) sh->tile[p * ld + sh->rowof[k]] = s.row[q][c] * s.sc[q];
+            }
+          }
+        }
+        LuGroupSync<C::G>(group);
+        LuGroupCopy<T, C::TG>(sh->tile, ld, args.inv + mat * nn, n, n, n, t);
+      } else if (has_b) {  // x(pos(r)) = b'(r)
+#pragma unroll
+        for (int q = 0; q < C::R; ++q)
+          if (s.pos[q] >= 0) args.x[mat * n + s.pos[q]] = s.b[q] * s.sc[q];
+      }
+      if (t == 0) args.info[mat] = s.info;
+    } else if (out == int(LuOutput::kSlogdet)) {
+      if (t == 0) {
+        const bool zero = s.cnt >= (1 << 20);
+        args.sign[mat] = zero ? T(0) : ((s.cnt & 1) ? T(-1) : T(1));
+        args.logabsdet[mat] = zero ? -LuInf<T>() : s.logs;
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < C::R; ++q) {
+        const int p = s.pos[q];
+        if (p >= 0) {
+#pragma unroll
+          for (int c = 0; c < N; ++c) {  // column k in slot (k - n) mod N
+            const int k = (c + n) & (N - 1);
+            if (k < n) sh->tile[p * ld + k] = s.row[q][c];
+          }
+        }
+      }
+      LuGroupSync<C::G>(group);
+      LuGroupCopy<T, C::TG>(sh->tile, ld, args.lu + mat * nn, n, n, n, t);
+      for (int i = t; i < n; i += C::TG) {
+        args.pivots[mat * n + i] = sh->pivs[i];
+        args.perm[mat * n + i] = sh->rowof[i];
+      }
+      if (t == 0) args.info[mat] = s.info;
+    }
+    LuGroupSync<C::G>(group);  // tile / rowof reads done before the next matrix
+  }
+}
+
+template <typename T, bool GJ>
+cudaError_t LuWarpRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
+  using C = LuWarpCfg<T>;
+  const size_t smem = C::M * sizeof(LuWarpShared<T>);
+  auto kern = LuWarpKernel<T, GJ>;
+  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  if (e != cudaSuccess) return e;
+  kern<<<GridFor(CeilDiv(args.batch, C::M)), kLuWarpThreads, smem, stream>>>(args, int(out));
+  return cudaGetLastError();
+}
+
+}  // namespace detail
+}  // namespace batchla

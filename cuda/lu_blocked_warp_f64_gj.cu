@@ -1,0 +1,8 @@
+// LU warp class (n <= 64, matrix in registers), double, Gauss-Jordan (kInverse, kSolve k <= 1).
+#include "cuda/lu_blocked_warp.cuh"
+
+namespace batchla {
+namespace detail {
+template cudaError_t LuWarpRun<double, true>(cudaStream_t, const LuArgs<double>&, LuOutput);
+}  // namespace detail
+}  // namespace batchla
