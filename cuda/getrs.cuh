@@ -373,7 +373,7 @@ cudaError_t LaunchSmallGetrs(cudaStream_t stream, const T* lu, const int32_t* pe
 // V[row][c] <- B(src_row, c0 + c) for rows < vrows (zero outside n x k), src_row = perm[row]
 // (op(A) = A) or row. Elements tid, tid + nthreads, ... of V (consecutive threads take consecutive
 // columns of a row: coalesced); kRhsU perm loads are in flight before their cp.async (one at a
-// time, each cp.async waited a full memory latency for its row: run 1, bench/notes_wip/getrs.md).
+// time, each cp.async waited a full memory latency for its row: run 1, bench/NOTES.md, "getrs").
 constexpr int kRhsU = 4;
 template <typename T, int KC>
 __device__ __forceinline__ void LoadRhs(T* V, const T* Bm, const int32_t* __restrict__ Pm, int n, int k,

@@ -4,8 +4,8 @@
 // Pivoting is LAPACK getf2's: at step j the pivot is the FIRST row (current order) of largest |a|,
 // compared on the |x| bit pattern (NaN ranks above inf, so a NaN column still yields a valid row).
 //
-// Two kernels (size split and every threshold in the tuning block below; measurements in
-// bench/notes_wip/lu_small.md):
+// Two kernels (size split and every threshold in cuda/tuning.h, block "LU family"; measurements in
+// bench/NOTES.md, "getrf small"):
 // tiny  (n <= kLuTinyMaxN): a THREAD per matrix, a[i][c] in registers, rows swapped physically by
 //   selects on the runtime pivot index; no cross-lane traffic. Inverse = U^-1 L^-1 column by
 //   column, scattered to the permuted column in shared memory.
