@@ -16,6 +16,7 @@
 #include <cstring>
 #include <vector>
 
+#include "tests/cuda/check_common.h"
 #include "cuda/lu_dispatch.h"
 
 using batchla::detail::LuArgs;
@@ -24,37 +25,7 @@ using batchla::detail::LuBlockedFusedMaxN;
 using batchla::detail::LuBlockedMaxN;
 using batchla::detail::LuOutput;
 
-static int g_fail = 0, g_ties = 0;
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(2);                                                                        \
-    }                                                                                      \
-  } while (0)
-#define FAIL(...)               \
-  do {                          \
-    if (g_fail < 40) {          \
-      std::printf("FAIL: ");    \
-      std::printf(__VA_ARGS__); \
-      std::printf("\n");        \
-    }                           \
-    ++g_fail;                   \
-  } while (0)
-
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static double Rand() {  // uniform [-1, 1)
-  g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
-  return ((g_rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0 - 1.0;
-}
-
-template <typename T> const char* Name();
-template <> const char* Name<float>() { return "f32"; }
-template <> const char* Name<double>() { return "f64"; }
-template <typename T> double Eps();
-template <> double Eps<float>() { return 1.1920928955078125e-07; }
-template <> double Eps<double>() { return 2.220446049250313e-16; }
+static int g_ties = 0;
 
 template <typename T>
 struct Dev {

@@ -20,44 +20,16 @@
 #include <functional>
 #include <vector>
 
+#include "tests/cuda/check_common.h"
 #include "cuda/lu_dispatch.h"
 
 using batchla::detail::LuArgs;
 using batchla::detail::LuOutput;
 using batchla::detail::LuSmall;
 
-static int g_fail = 0;
 static const auto g_t0 = std::chrono::steady_clock::now();
 static long g_lu_bitdiff = 0;
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(2);                                                                        \
-    }                                                                                      \
-  } while (0)
-#define FAIL(...)               \
-  do {                          \
-    if (g_fail < 40) {          \
-      std::printf("FAIL: ");    \
-      std::printf(__VA_ARGS__); \
-      std::printf("\n");        \
-    }                           \
-    ++g_fail;                   \
-  } while (0)
-
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static double Rand() {  // uniform [-1, 1)
-  g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
-  return ((g_rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0 - 1.0;
-}
 static int RandInt(int m) { return int((Rand() + 1.0) * 0.5 * m) % m; }
-
-template <typename T> const char* Name();
-template <> const char* Name<float>() { return "f32"; }
-template <> const char* Name<double>() { return "f64"; }
-template <typename T> double Eps() { return sizeof(T) == 4 ? 1.1920928955078125e-07 : 2.220446049250313e-16; }
 template <typename T> T Sfmin() { return sizeof(T) == 4 ? T(1.17549435e-38f) : T(2.2250738585072014e-308); }
 static bool IsNaN(double v) { return v != v; }
 
