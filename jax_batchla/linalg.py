@@ -7,11 +7,11 @@ their docstrings, so swapping ``import jax.numpy.linalg`` for this module never 
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
 from . import _api, _compat
-from ._ops import gesv, getrf, inverse, potrf, trsm
+from ._ops import det as _det
+from ._ops import gesv, inverse, potrf
 from ._ops import slogdet as _slogdet
 
 
@@ -112,45 +112,6 @@ def slogdet(a, *, method: str | None = None):
     if method == "qr" or not _api.accelerated(a):
         return jnp.linalg.slogdet(a, method=method)
     return _compat.SlogdetResult(*_slogdet(a))
-
-
-def _det_and_cofactor_solve(a, b):
-    """(det(a), adj(a) @ b), well defined for singular a (rank n - 1 or less): the adjugate is
-    det(a) A^-1 = det(a) U^-1 L^-1 P. The last pivot u_nn is the one that vanishes at rank n - 1, and
-    det(a) / u_nn = sign * prod_{j<n} u_jj, so u_nn is replaced by the inverse of that partial
-    product and det(a) is applied to every row of L^-1 P b but the last. Matrices of rank < n - 1
-    have adj = 0 (detected as a non-finite back substitution)."""
-    n = a.shape[-1]
-    if n == 1:
-        return a[..., 0, 0], b
-    lu, pivots, perm, _ = getrf(a)
-    diag = jnp.diagonal(lu, axis1=-2, axis2=-1)
-    swaps = jnp.count_nonzero(pivots != jnp.arange(n, dtype=pivots.dtype), axis=-1)
-    partial = jnp.cumprod(diag, axis=-1) * (1 - 2 * (swaps % 2)).astype(a.dtype)[..., None]
-    det = partial[..., -1]
-    lu = lu.at[..., -1, -1].set(1 / partial[..., -2])
-    probe = trsm(lu, jnp.ones(a.shape[:-1] + (1,), a.dtype), lower=False)
-    low_rank = ~jnp.all(jnp.isfinite(probe), axis=(-2, -1))[..., None, None]
-    x = jnp.where(low_rank, 0, jnp.take_along_axis(b, perm[..., :, None], axis=-2))
-    x = trsm(lu, x, lower=True, unit_diag=True)
-    x = jnp.concatenate([x[..., :-1, :] * det[..., None, None], x[..., -1:, :]], axis=-2)
-    x = trsm(lu, x, lower=False)
-    return det, jnp.where(low_rank, 0, x)
-
-
-@jax.custom_jvp
-def _det(a):
-    sign, logabsdet = _slogdet(a)
-    return sign * jnp.exp(logabsdet)
-
-
-@_det.defjvp
-def _det_jvp(primals, tangents):
-    # d det(A) = tr(adj(A) dA), through the cofactor solve so singular matrices get finite
-    # derivatives (as jnp's).
-    (a,), (da,) = primals, tangents
-    det, adj_da = _det_and_cofactor_solve(a, da)
-    return det, jnp.trace(adj_da, axis1=-2, axis2=-1)
 
 
 def det(a):

@@ -3,6 +3,7 @@ gesv (factor + solve), inverse and slogdet, which never write the factors to mem
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -225,3 +226,45 @@ def _slogdet_jvp(primals, tangents):
 
 
 ad.primitive_jvps[slogdet_p] = _slogdet_jvp
+
+
+# ---- det: sign * exp(logabsdet), with a JVP that holds at singular matrices -----------------------
+def _det_and_cofactor_solve(a, b):
+    """(det(a), adj(a) @ b), well defined for singular a (rank n - 1 or less): the adjugate is
+    det(a) A^-1 = det(a) U^-1 L^-1 P. The last pivot u_nn is the one that vanishes at rank n - 1, and
+    det(a) / u_nn = sign * prod_{j<n} u_jj, so u_nn is replaced by the inverse of that partial
+    product and det(a) is applied to every row of L^-1 P b but the last. Matrices of rank < n - 1
+    have adj = 0 (detected as a non-finite back substitution)."""
+    n = a.shape[-1]
+    if n == 1:
+        return a[..., 0, 0], b
+    lu, pivots, perm, _ = getrf(a)
+    diag = jnp.diagonal(lu, axis1=-2, axis2=-1)
+    swaps = jnp.count_nonzero(pivots != jnp.arange(n, dtype=pivots.dtype), axis=-1)
+    partial = jnp.cumprod(diag, axis=-1) * (1 - 2 * (swaps % 2)).astype(a.dtype)[..., None]
+    det_a = partial[..., -1]
+    lu = lu.at[..., -1, -1].set(1 / partial[..., -2])
+    probe = trsm(lu, jnp.ones(a.shape[:-1] + (1,), a.dtype), lower=False)
+    low_rank = ~jnp.all(jnp.isfinite(probe), axis=(-2, -1))[..., None, None]
+    x = jnp.where(low_rank, 0, jnp.take_along_axis(b, perm[..., :, None], axis=-2))
+    x = trsm(lu, x, lower=True, unit_diag=True)
+    x = jnp.concatenate([x[..., :-1, :] * det_a[..., None, None], x[..., -1:, :]], axis=-2)
+    x = trsm(lu, x, lower=False)
+    return det_a, jnp.where(low_rank, 0, x)
+
+
+@jax.custom_jvp
+def det(a):
+    """det(a) = sign * exp(logabsdet) from the slogdet kernel (as jnp computes it for n > 3), with
+    the adjugate JVP so singular matrices get finite derivatives."""
+    sign, logabsdet = slogdet(a)
+    return sign * jnp.exp(logabsdet)
+
+
+@det.defjvp
+def _det_jvp(primals, tangents):
+    # d det(A) = tr(adj(A) dA), through the cofactor solve so singular matrices get finite
+    # derivatives (as jnp's).
+    (a,), (da,) = primals, tangents
+    det_a, adj_da = _det_and_cofactor_solve(a, da)
+    return det_a, jnp.trace(adj_da, axis1=-2, axis2=-1)
