@@ -151,6 +151,15 @@ def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: boo
     return _api.vectorized_solve(core, a, b, vector)
 
 
+def _lu_operand(fname: str, a):
+    """(a as an inexact array, whether our getrf takes it): square float32/float64 matrices are
+    ours; non-square ones and other dtypes go to jax. Raises ValueError for rank < 2."""
+    (a,) = _api.as_inexact_arrays(fname, a=a)
+    if a.ndim < 2:
+        raise ValueError(f"{fname}: argument a must have shape (..., M, N), got {a.shape}")
+    return a, a.shape[-1] == a.shape[-2] and _api.accelerated(a)
+
+
 def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
     """Factorization for LU-based linear solves; mirrors :func:`jax.scipy.linalg.lu_factor`.
 
@@ -163,11 +172,8 @@ def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
       pivots. A singular matrix gives a zero on ``U``'s diagonal, as in jax.
     """
     del overwrite_a, check_finite
-    fname = "jax_batchla.scipy.linalg.lu_factor"
-    (a,) = _api.as_inexact_arrays(fname, a=a)
-    if a.ndim < 2:
-        raise ValueError(f"{fname}: argument a must have shape (..., M, N), got {a.shape}")
-    if a.shape[-1] != a.shape[-2] or not _api.accelerated(a):
+    a, ours = _lu_operand("jax_batchla.scipy.linalg.lu_factor", a)
+    if not ours:
         return jsl.lu_factor(a)
     lu, pivots, _, _ = getrf(a)
     return lu, pivots
@@ -218,11 +224,8 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
       ``U``, each ``(..., N, N)`` of ``a``'s dtype; or ``(p @ l, u)`` if ``permute_l``.
     """
     del overwrite_a, check_finite
-    fname = "jax_batchla.scipy.linalg.lu"
-    (a,) = _api.as_inexact_arrays(fname, a=a)
-    if a.ndim < 2:
-        raise ValueError(f"{fname}: argument a must have shape (..., M, N), got {a.shape}")
-    if a.shape[-1] != a.shape[-2] or not _api.accelerated(a):
+    a, ours = _lu_operand("jax_batchla.scipy.linalg.lu", a)
+    if not ours:
         return jsl.lu(a, permute_l=permute_l)
     lu_, _, perm, _ = getrf(a)
     l, u = unit_lower(lu_), jnp.triu(lu_)
