@@ -67,7 +67,8 @@ template <typename T>
 cudaError_t LaunchGetrf(cudaStream_t stream, const T* a, T* lu, int32_t* pivots, int32_t* perm,
                         int32_t* info, int64_t batch, int n);
 template <typename T>
-int GetrfMaxN();  // largest n LaunchGetrf handles (>= 512); larger returns cudaErrorInvalidValue
+int GetrfMaxN();  // largest n LaunchGetrf handles on this device (512 on sm_90; less where the
+                 // shared memory is smaller); larger returns cudaErrorInvalidValue
 
 // Solve op(A) X = B from getrf's lu and perm (A = P^T L U): op(A) = A, or A^T when `trans`.
 // B and X are n x k (may be the same buffer). A zero pivot gives inf/NaN in that matrix's X only.

@@ -48,7 +48,13 @@ int FactorMediumMaxN() {
 
 template <typename T>
 int LuBlockedMaxN() {
-  return kLuLargeMaxN;
+  // The large class's shared memory grows with n: on devices with less than sm_90's 227 KB (sm_80:
+  // 163 KB) stop where it still fits; the Python lowering sends larger n to jax's own LU.
+  const size_t optin = SmemOptin();
+  int n = kLuLargeMaxN;
+  if (optin == 0) return n;
+  while (n > tuning::kLuSmallMaxN && LuLargeSmemBytes<T>(n) > optin) --n;
+  return n;
 }
 template <typename T>
 int LuBlockedFusedMaxN() {

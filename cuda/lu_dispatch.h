@@ -52,7 +52,7 @@ cudaError_t LuSmall(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
 template <typename T>
 cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
 template <typename T>
-int LuBlockedMaxN();       // >= 512
+int LuBlockedMaxN();       // 512 on sm_90; less where the device has less shared memory
 template <typename T>
 int LuBlockedFusedMaxN();  // largest n the fused (on-chip) outputs handle
 
