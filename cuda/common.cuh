@@ -47,6 +47,19 @@ cudaError_t PersistentGrid(Kernel kernel, int threads, size_t smem, int64_t bloc
   return cudaSuccess;
 }
 
+// Shared memory a block may opt in to on the current device (227 KB on sm_90, 163 KB on sm_80),
+// queried once per device and cached, so launches make no device queries; 0 if no device answers.
+inline size_t SmemOptin() {
+  constexpr int kMaxDevices = 64;
+  static int cache[kMaxDevices] = {};  // 0 = not queried yet; benign race: same value written
+  int dev = 0, v = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  if (dev < kMaxDevices && cache[dev] > 0) return size_t(cache[dev]);
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return 0;
+  if (dev < kMaxDevices) cache[dev] = v;
+  return size_t(v);
+}
+
 // ---- scalar traits ----------------------------------------------------------------------------
 template <typename T>
 struct Scalar;

@@ -6,19 +6,6 @@ namespace batchla {
 namespace detail {
 namespace {
 
-// Shared memory a block may opt in to on the current device (227 KB on sm_90, 163 KB on sm_80),
-// queried once per device.
-size_t SmemOptin() {
-  constexpr int kMaxDevices = 64;
-  static int cache[kMaxDevices] = {};  // 0 = not queried yet; benign race: same value written
-  int dev = 0, v = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-  if (dev < kMaxDevices && cache[dev] > 0) return size_t(cache[dev]);
-  if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return 0;
-  if (dev < kMaxDevices) cache[dev] = v;
-  return size_t(v);
-}
-
 // Largest n <= LuMediumMaxN<T>() whose matrix (+ a one-column solve chunk) fits the device
 // (LuMediumMaxN<T>() itself, sized for sm_90, when no device answers).
 template <typename T>

@@ -232,15 +232,13 @@ cudaError_t LuMediumLaunchNT(cudaStream_t s, const LuArgs<T>& args, LuOutput out
   if (out == LuOutput::kInverse) kcap = LuSolveCap<T>(args.n, args.n, kLuSmemLimit);
   size_t smem = LuMediumSmemBytes<T>(args.n, kcap);
   auto kern = LuMediumKernel<T, NT, MINB, FUSED>;
-  int dev = 0, optin = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-  if (e != cudaSuccess) return e;
-  if (kcap > 0 && smem > size_t(optin)) {  // smaller parts (sm_80): fewer columns per chunk
-    kcap = LuSolveCap<T>(args.n, out == LuOutput::kInverse ? args.n : args.k, size_t(optin));
+  const size_t optin = SmemOptin();  // cached per device (cuda/common.cuh)
+  if (optin == 0) return cudaErrorInvalidDevice;
+  if (kcap > 0 && smem > optin) {  // smaller parts (sm_80): fewer columns per chunk
+    kcap = LuSolveCap<T>(args.n, out == LuOutput::kInverse ? args.n : args.k, optin);
     smem = LuMediumSmemBytes<T>(args.n, kcap);
   }
-  e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (e != cudaSuccess) return e;
   kern<<<GridFor(args.batch), NT, smem, s>>>(args, int(out), kcap);
   return cudaGetLastError();
