@@ -98,4 +98,47 @@ cudaError_t LaunchSlogdet(cudaStream_t stream, const T* a, T* sign, T* logabsdet
 template <typename T>
 int LuFusedMaxN();
 
+// ---- QR family (LAPACK geqrf / orgqr / ormqr, jnp.linalg.qr / lstsq) ---------------------------
+// Householder QR of m x n matrices with m >= n (smaller m returns cudaErrorInvalidValue):
+// A = Q R, Q = H_0 H_1 ... H_{n-1}, H_j = I - tau_j v_j v_j^T with v_j(i) = 0 for i < j,
+// v_j(j) = 1 (implied) and v_j(i > j) stored below the diagonal of column j. Each reflector is
+// LAPACK dlarfg's: with alpha = A(j, j) and x = A(j+1:m, j) after the previous reflectors,
+// xnorm = ||x||_2; xnorm == 0 (this includes j == m - 1) -> tau = 0, R(j, j) = alpha, v = e_j;
+// else beta = -copysign(hypot(alpha, xnorm), alpha), tau = (beta - alpha) / beta,
+// v(j+1:m) = x / (alpha - beta), R(j, j) = beta. So R's diagonal has jnp's (LAPACK's) signs.
+//
+// geqrf: qr (m x n) = R on and above the diagonal, the v_j below it; taus (n). a may alias qr.
+template <typename T>
+cudaError_t LaunchGeqrf(cudaStream_t stream, const T* a, T* qr, T* taus, int64_t batch, int m,
+                        int n);
+// orgqr: q (m x n) = the first n columns of H_0 ... H_{k-1}, from the v_j below the diagonal of
+// a (m x n; its upper triangle is not read) and taus (k), 0 <= k <= n <= m.
+template <typename T>
+cudaError_t LaunchOrgqr(cudaStream_t stream, const T* a, const T* taus, T* q, int64_t batch, int m,
+                        int n, int k);
+// ormqr: x (m x p) = Q^T c when `trans`, else Q c, with Q = H_0 ... H_{k-1} (m x m) from a
+// (m x n) and taus (k) as orgqr. c and x may alias.
+template <typename T>
+cudaError_t LaunchOrmqr(cudaStream_t stream, const T* a, const T* taus, const T* c, T* x,
+                        int64_t batch, int m, int n, int k, int p, bool trans);
+// Sizes LaunchGeqrf / LaunchOrgqr / LaunchOrmqr handle: n <= m <= 4096, n <= 512.
+template <typename T>
+bool QrSupported(int m, int n);
+
+// Fused on-chip variants (the reflectors never reach global memory), for the sizes
+// QrFusedFits<T>(m, ncols) accepts; others return cudaErrorInvalidValue and the Python lowering
+// composes the three kernels above instead.
+//   qr:    r (n x n) = R with zeros below the diagonal; q (m x n) as orgqr of geqrf's output, or
+//          not computed when q == nullptr (jnp.linalg.qr mode 'r'). ncols = n.
+//   lstsq: with c = Q^T b (b: m x k, k >= 0), x (n x k) = R^-1 c(0:n, :), rdiag (n) = R's
+//          diagonal, resid (k): resid(j) = sum_{i >= n} c(i, j)^2. A zero R(j, j) gives inf/NaN
+//          in that matrix's x only. ncols = n + k.
+template <typename T>
+cudaError_t LaunchQr(cudaStream_t stream, const T* a, T* q, T* r, int64_t batch, int m, int n);
+template <typename T>
+cudaError_t LaunchLstsq(cudaStream_t stream, const T* a, const T* b, T* x, T* rdiag, T* resid,
+                        int64_t batch, int m, int n, int k);
+template <typename T>
+bool QrFusedFits(int m, int ncols);
+
 }  // namespace batchla

@@ -133,5 +133,10 @@ constexpr int kGetrsPanelWarps = 8;       // warps per block of the panel class
 constexpr int kGetrsPanelStagesF32 = 3;
 constexpr int kGetrsPanelStagesF64 = 3;
 
+// ---- QR family (cuda/qr_dispatch.h) ----------------------------------------------------------------
+constexpr int kQrMaxM = 4096;      // QrSupported: n <= m <= kQrMaxM, n <= kQrMaxN
+constexpr int kQrMaxN = 512;
+constexpr int kQrSmallMaxM = 32;   // small class: a lane per column, m rows in registers
+
 }  // namespace tuning
 }  // namespace batchla

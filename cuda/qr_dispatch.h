@@ -1,0 +1,68 @@
+// Internal contract between cuda/qr.cu (the QR entry points of launch.h) and the QR size classes:
+//   small   m <= tuning::kQrSmallMaxM, ncols <= 32   cuda/qr_small*.{cuh,cu}   QrSmall<T>
+//           (a lane per column, the column in registers; fused outputs only)
+//   engine  everything else QrSupported accepts      cuda/qr_engine*.{cuh,cu}  QrEngine<T>
+//           (a block per matrix, blocked Householder with compact-WY panels; the matrix in
+//           shared memory when it fits, else worked on in place in the output buffer)
+// Semantics of every output: cuda/launch.h. Storage is ROW-MAJOR; offsets int64_t.
+#pragma once
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+namespace batchla {
+namespace detail {
+
+// What a factorization kernel writes once a matrix is factored.
+enum class QrOutput : int {
+  kGeqrf = 0,  // qr (m x n) and taus (n), as LAPACK geqrf
+  kR = 1,      // r (n x n), zeros below the diagonal
+  kQr = 2,     // q (m x n) and r (n x n)
+  kLstsq = 3,  // x (n x k), rdiag (n), resid (k) from the factorization of [a | b]
+};
+
+// One argument pack for every QR factorization launch; unused outputs are null.
+template <typename T>
+struct QrArgs {
+  const T* a = nullptr;  // batch x m x n
+  int64_t batch = 0;     // > 0 when a size class is called
+  int m = 0, n = 0;      // m >= n >= 1 when a size class is called
+  T* qr = nullptr;       // kGeqrf: batch x m x n (may alias a)
+  T* taus = nullptr;     // kGeqrf: batch x n
+  T* q = nullptr;        // kQr: batch x m x n
+  T* r = nullptr;        // kR, kQr: batch x n x n
+  const T* b = nullptr;  // kLstsq: batch x m x k
+  int k = 0;             // kLstsq: rhs columns, >= 0
+  T* x = nullptr;        // kLstsq: batch x n x k
+  T* rdiag = nullptr;    // kLstsq: batch x n
+  T* resid = nullptr;    // kLstsq: batch x k
+};
+
+// ncols = n for kGeqrf / kR / kQr, n + k for kLstsq.
+template <typename T>
+int QrColumns(const QrArgs<T>& args, QrOutput out) {
+  return out == QrOutput::kLstsq ? args.n + args.k : args.n;
+}
+
+// Small class: m <= kQrSmallMaxM and ncols <= 32, every output kind.
+template <typename T>
+bool QrSmallFits(int m, int ncols);
+template <typename T>
+cudaError_t QrSmall(cudaStream_t stream, const QrArgs<T>& args, QrOutput out);
+
+// Engine: kGeqrf for every size QrSupported accepts; kR / kQr / kLstsq only where
+// QrEngineFusedFits<T>(m, ncols) (the matrix fits in shared memory).
+template <typename T>
+bool QrEngineFusedFits(int m, int ncols);
+template <typename T>
+cudaError_t QrEngine(cudaStream_t stream, const QrArgs<T>& args, QrOutput out);
+// orgqr / ormqr (launch.h) for every size QrSupported accepts.
+template <typename T>
+cudaError_t QrEngineOrgqr(cudaStream_t stream, const T* a, const T* taus, T* q, int64_t batch,
+                          int m, int n, int k);
+template <typename T>
+cudaError_t QrEngineOrmqr(cudaStream_t stream, const T* a, const T* taus, const T* c, T* x,
+                          int64_t batch, int m, int n, int k, int p, bool trans);
+
+}  // namespace detail
+}  // namespace batchla
