@@ -137,6 +137,9 @@ constexpr int kGetrsPanelStagesF64 = 3;
 constexpr int kQrMaxM = 4096;      // QrSupported: n <= m <= kQrMaxM, n <= kQrMaxN
 constexpr int kQrMaxN = 512;
 constexpr int kQrSmallMaxM = 32;   // small class: a lane per column, m rows in registers
+constexpr int kQrEngineThreads = 256;  // engine class: a block per matrix
+constexpr int kQrEngineNB = 16;        // reflectors per compact-WY panel
+constexpr int kQrSmallThreads = 128;  // threads per block of the small class (cuda/qr_small.cuh)
 
 }  // namespace tuning
 }  // namespace batchla

@@ -1,0 +1,428 @@
+// Engine class of the batched Householder QR (cuda/qr_dispatch.h): one block of kThreads per
+// matrix, right-looking blocked Householder with compact-WY panels of kNB reflectors:
+//   panel     unblocked Householder (LAPACK geqr2) on <= kNB columns, a reflector at a time;
+//   T         the panel's block reflector H_j0 ... H_j0+jb-1 = I - V T V^T (LAPACK larft,
+//             forward columnwise) from the Gram matrix V^T V;
+//   trailing  C <- (I - V op(T) V^T) C in two passes over C: Y = V^T C, C -= V (op(T) Y).
+// Q is formed in place as LAPACK orgqr does (panels backwards: block apply to the columns right of
+// the panel, then org2r inside it); ormqr applies the same block reflectors to another matrix.
+//
+// The working matrix W lives in shared memory when it fits (kInSmem; rows padded to an odd
+// stride so row-slice reads are free of bank conflicts), otherwise the kernel works in place in
+// the output buffer in global memory (L2-resident per block) with only the scratch in shared
+// memory. Both use the same device code through the Mat view.
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/common.cuh"
+#include "cuda/qr_dispatch.h"
+#include "cuda/tuning.h"
+
+namespace batchla {
+namespace detail {
+namespace qr_engine {
+
+constexpr int kThreads = tuning::kQrEngineThreads;
+constexpr int kNB = tuning::kQrEngineNB;
+constexpr int kWarps = kThreads / 32;
+static_assert(kThreads % 32 == 0 && kThreads % kNB == 0 && kNB <= 32, "engine shape");
+
+// A row-major matrix view (shared or global memory). Indices fit int: m * ld <= 4096 * 513.
+template <typename T>
+struct Mat {
+  T* p;
+  int ld;
+  __device__ T& operator()(int i, int j) const { return p[i * ld + j]; }
+  __device__ Mat At(int i, int j) const { return {p + i * ld + j, ld}; }
+};
+
+// Shared memory besides the matrix.
+template <typename T>
+struct Scratch {
+  T tau[tuning::kQrMaxN];
+  T t[kNB][kNB + 1];        // the panel's T (upper triangular)
+  T g[kNB][kNB + 1];        // the panel's Gram matrix V^T V (strict upper part used)
+  T part[kThreads * kNB];   // per-slice partial sums (panel dots, Gram, Y = V^T C)
+  T red[kWarps];
+};
+
+// Sum over the block; every thread gets it. One barrier: the caller must pass another barrier
+// before the next BlockSum (red is reused).
+template <typename T>
+__device__ __forceinline__ T BlockSum(T v, T* red) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += ShflXor(v, o);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  T s = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) s += red[w];
+  return s;
+}
+
+// First row r >= from with r % slices == slice.
+__device__ __forceinline__ int FirstRow(int from, int slice, int slices) {
+  return from + ((slice - from % slices) % slices + slices) % slices;
+}
+
+// V(r, t) of a panel whose reflectors start at row 0, column 0 of `v`: unit diagonal, zeros above.
+template <typename T>
+__device__ __forceinline__ T VAt(const Mat<T>& v, int r, int t) {
+  return r > t ? v(r, t) : (r == t ? T(1) : T(0));
+}
+
+// Applies H = I - tau v v^T (v(j) = 1, v(i > j) = s * W(i, j)) to columns (j, end) of W, rows
+// j..m-1. Lane = column, warp = row slice. Ends with a barrier; W(:, j) is only read.
+template <typename T>
+__device__ void ApplyReflectorInPanel(const Mat<T>& w, int m, int j, int end, T tau, T s, T* part) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int k = j + 1 + lane;
+  const bool active = k < end;
+  T acc = 0, wjk = 0;
+  if (active) {
+    wjk = w(j, k);
+    for (int i = j + 1 + warp; i < m; i += kWarps) acc += w(i, j) * w(i, k);
+  }
+  part[warp * 32 + lane] = acc;
+  __syncthreads();
+  if (active && tau != T(0)) {
+    T sum = 0;
+#pragma unroll
+    for (int q = 0; q < kWarps; ++q) sum += part[q * 32 + lane];
+    const T tw = tau * (wjk + s * sum);
+    if (warp == 0) w(j, k) = wjk - tw;
+    const T tws = tw * s;
+    for (int i = j + 1 + warp; i < m; i += kWarps) w(i, k) -= tws * w(i, j);
+  }
+  __syncthreads();
+}
+
+// Unblocked Householder (geqr2) of columns [j0, j0 + jb) of W, rows j0..m-1; the reflectors are
+// applied to the panel's columns only. taus go to tau[j]. Every v is scaled and every R(j, j)
+// written when this returns (after the trailing barrier).
+template <typename T>
+__device__ void FactorPanel(const Mat<T>& w, int m, int j0, int jb, T* tau, Scratch<T>& s) {
+  const int end = j0 + jb;
+  for (int j = j0; j < end; ++j) {
+    T ss = 0;
+    for (int i = j + 1 + threadIdx.x; i < m; i += kThreads) ss += w(i, j) * w(i, j);
+    ss = BlockSum(ss, s.red);
+    const T alpha = w(j, j);
+    // LAPACK dlarfg (see launch.h); every thread computes the same values.
+    T beta = alpha, t = 0, scale = 0;
+    if (ss != T(0)) {
+      beta = -copysign(hypot(alpha, Scalar<T>::Sqrt(ss)), alpha);
+      t = (beta - alpha) / beta;
+      scale = T(1) / (alpha - beta);
+    }
+    ApplyReflectorInPanel(w, m, j, end, t, scale, s.part);
+    // Column j is not read again in this panel; the next reads are after a barrier.
+    if (t != T(0))
+      for (int i = j + 1 + threadIdx.x; i < m; i += kThreads) w(i, j) *= scale;
+    if (threadIdx.x == 0) {
+      w(j, j) = beta;
+      tau[j] = t;
+    }
+  }
+  __syncthreads();
+}
+
+// T of the block reflector of the jb reflectors in `v` (rows 0..rows-1, unit lower trapezoidal),
+// with taus `tau`: T(i, i) = tau_i, T(0:i, i) = -tau_i T(0:i, 0:i) V(:, 0:i)^T v_i. Ends with a
+// barrier.
+template <typename T>
+__device__ void BuildT(const Mat<T>& v, int rows, int jb, const T* tau, Scratch<T>& s) {
+  // Gram G(a, b) = V(:, a)^T V(:, b): lane group of kNB lanes = b, slices of rows.
+  constexpr int kSlices = kThreads / kNB;
+  const int b = threadIdx.x % kNB, slice = threadIdx.x / kNB;
+  T acc[kNB];
+#pragma unroll
+  for (int a = 0; a < kNB; ++a) acc[a] = 0;
+  if (b < jb) {
+    for (int r = b + slice; r < rows; r += kSlices) {
+      const T vb = VAt(v, r, b);
+#pragma unroll
+      for (int a = 0; a < kNB; ++a)
+        if (a < b) acc[a] += VAt(v, r, a) * vb;
+    }
+  }
+#pragma unroll
+  for (int a = 0; a < kNB; ++a) s.part[(slice * kNB + a) * kNB + b] = acc[a];
+  __syncthreads();
+  for (int e = threadIdx.x; e < kNB * kNB; e += kThreads) {
+    const int a = e / kNB, bb = e % kNB;
+    T g = 0;
+    for (int q = 0; q < kSlices; ++q) g += s.part[(q * kNB + a) * kNB + bb];
+    s.g[a][bb] = g;
+  }
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    const int lane = threadIdx.x;
+    for (int i = 0; i < jb; ++i) {
+      if (lane < i) {
+        T x = 0;
+        for (int c = lane; c < i; ++c) x += s.t[lane][c] * s.g[c][i];
+        s.t[lane][i] = -tau[i] * x;
+      } else if (lane == i) {
+        s.t[i][i] = tau[i];
+      }
+      __syncwarp();
+    }
+  }
+  __syncthreads();
+}
+
+// C <- (I - V op(T) V^T) C for the panel in `v` (rows 0..rows-1, jb reflectors) and the
+// rows x nc matrix `c`; op(T) = T^T when `trans` (applies Q_panel^T), else T (applies Q_panel).
+// Thread = (column, row slice); columns in chunks of up to kThreads. Ends with a barrier.
+template <typename T>
+__device__ void ApplyBlock(const Mat<T>& v, int rows, int jb, const Mat<T>& c, int nc, bool trans,
+                           Scratch<T>& s) {
+  if (nc <= 0) return;
+  const int kc_width = nc >= kThreads ? kThreads : RoundUp(nc, 32);
+  const int slices = kThreads / kc_width;
+  const int kc = threadIdx.x % kc_width, slice = threadIdx.x / kc_width;
+  const int top = jb < rows ? jb : rows;
+  for (int base = 0; base < nc; base += kc_width) {
+    const int k = base + kc;
+    const bool active = k < nc && slice < slices;
+    T acc[kNB];
+#pragma unroll
+    for (int t = 0; t < kNB; ++t) acc[t] = 0;
+    if (active) {
+      for (int r = slice; r < top; r += slices) {  // the unit-triangular top of V
+        const T x = c(r, k);
+#pragma unroll
+        for (int t = 0; t < kNB; ++t)
+          if (t < jb) acc[t] += VAt(v, r, t) * x;
+      }
+      for (int r = FirstRow(top, slice, slices); r < rows; r += slices) {
+        const T x = c(r, k);
+#pragma unroll
+        for (int t = 0; t < kNB; ++t)
+          if (t < jb) acc[t] += v(r, t) * x;
+      }
+#pragma unroll
+      for (int t = 0; t < kNB; ++t) s.part[(slice * kNB + t) * kc_width + kc] = acc[t];
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < jb * kc_width; e += kThreads) {  // reduce the slices in place
+      const int t = e / kc_width, col = e % kc_width;
+      T y = s.part[t * kc_width + col];
+      for (int q = 1; q < slices; ++q) y += s.part[(q * kNB + t) * kc_width + col];
+      s.part[t * kc_width + col] = y;
+    }
+    __syncthreads();
+    if (active) {
+      T y[kNB], z[kNB];
+#pragma unroll
+      for (int t = 0; t < kNB; ++t) y[t] = t < jb ? s.part[t * kc_width + kc] : T(0);
+#pragma unroll
+      for (int t = 0; t < kNB; ++t) {  // z = op(T) y, T upper triangular
+        T x = 0;
+#pragma unroll
+        for (int q = 0; q < kNB; ++q)
+          if (q < jb && (trans ? q <= t : q >= t)) x += (trans ? s.t[q][t] : s.t[t][q]) * y[q];
+        z[t] = t < jb ? x : T(0);
+      }
+      for (int r = slice; r < top; r += slices) {
+        T x = c(r, k);
+#pragma unroll
+        for (int t = 0; t < kNB; ++t)
+          if (t < jb) x -= VAt(v, r, t) * z[t];
+        c(r, k) = x;
+      }
+      for (int r = FirstRow(top, slice, slices); r < rows; r += slices) {
+        T x = c(r, k);
+#pragma unroll
+        for (int t = 0; t < kNB; ++t)
+          if (t < jb) x -= v(r, t) * z[t];
+        c(r, k) = x;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Householder QR of the m x n leading columns of W; the reflectors are applied to all `ncols`
+// columns (ncols > n carries a right-hand side along: W(:, n:) becomes Q^T B).
+template <typename T>
+__device__ void Factor(const Mat<T>& w, int m, int n, int ncols, Scratch<T>& s) {
+  for (int j0 = 0; j0 < n; j0 += kNB) {
+    const int jb = n - j0 < kNB ? n - j0 : kNB;
+    FactorPanel(w, m, j0, jb, s.tau, s);
+    if (j0 + jb < ncols) {
+      const Mat<T> v = w.At(j0, j0);
+      BuildT(v, m - j0, jb, s.tau + j0, s);
+      ApplyBlock(v, m - j0, jb, w.At(j0, j0 + jb), ncols - j0 - jb, /*trans=*/true, s);
+    }
+  }
+}
+
+// In place: W (m x n) holding k reflectors below its diagonal (taus in s.tau) becomes the first
+// n columns of Q = H_0 ... H_{k-1} (LAPACK orgqr: panels backwards).
+template <typename T>
+__device__ void FormQ(const Mat<T>& w, int m, int n, int k, Scratch<T>& s) {
+  for (int e = threadIdx.x; e < m * (n - k); e += kThreads) {  // columns past the reflectors: I
+    const int i = e / (n - k), j = k + e % (n - k);
+    w(i, j) = T(i == j);
+  }
+  __syncthreads();
+  for (int j0 = (k - 1) / kNB * kNB; k > 0 && j0 >= 0; j0 -= kNB) {
+    const int jb = k - j0 < kNB ? k - j0 : kNB, end = j0 + jb;
+    const Mat<T> v = w.At(j0, j0);
+    if (end < n) {
+      BuildT(v, m - j0, jb, s.tau + j0, s);
+      ApplyBlock(v, m - j0, jb, w.At(j0, end), n - end, /*trans=*/false, s);
+    }
+    for (int j = end - 1; j >= j0; --j) {  // org2r inside the panel
+      const T tau = s.tau[j];
+      ApplyReflectorInPanel(w, m, j, end, tau, T(1), s.part);
+      for (int i = j + 1 + threadIdx.x; i < m; i += kThreads) w(i, j) *= -tau;
+      if (threadIdx.x == 0) w(j, j) = T(1) - tau;
+      for (int i = threadIdx.x; i < j; i += kThreads) w(i, j) = T(0);
+      __syncthreads();  // column j is read by the next reflector's apply
+    }
+  }
+}
+
+// ---- staging ----------------------------------------------------------------------------------
+// dst(i, c0 + j) = src[i * cols + j] for an m x cols block of src (contiguous, row-major).
+template <typename T>
+__device__ void LoadBlock(const T* __restrict__ src, int m, int cols, const Mat<T>& dst, int c0) {
+  for (int e = threadIdx.x; e < m * cols; e += kThreads) dst(e / cols, c0 + e % cols) = src[e];
+}
+// dst[i * cols + j] = src(i, c0 + j), or 0 below the diagonal when `upper_only`.
+template <typename T>
+__device__ void StoreBlock(const Mat<T>& src, int c0, int m, int cols, T* __restrict__ dst,
+                           bool upper_only = false) {
+  for (int e = threadIdx.x; e < m * cols; e += kThreads) {
+    const int i = e / cols, j = e % cols;
+    dst[e] = upper_only && j < i ? T(0) : src(i, c0 + j);
+  }
+}
+template <typename T>
+__device__ void LoadVector(const T* __restrict__ src, int count, T* dst) {
+  for (int e = threadIdx.x; e < count; e += kThreads) dst[e] = src[e];
+}
+
+// Least squares from the factored [A | B] (B's columns n..n+k-1 hold Q^T b): rdiag, resid and
+// x = R^-1 (Q^T b)(0:n) by column-oriented back substitution in place.
+template <typename T>
+__device__ void SolveLstsq(const Mat<T>& w, int m, int n, int k, int64_t b, const QrArgs<T>& args,
+                           Scratch<T>& s) {
+  for (int j = threadIdx.x; j < n; j += kThreads) args.rdiag[b * n + j] = w(j, j);
+  for (int c = 0; c < k; ++c) {
+    T ss = 0;
+    for (int i = n + threadIdx.x; i < m; i += kThreads) ss += w(i, n + c) * w(i, n + c);
+    ss = BlockSum(ss, s.red);
+    if (threadIdx.x == 0) args.resid[b * k + c] = ss;
+    __syncthreads();  // red is reused
+  }
+  for (int j = n - 1; j >= 0; --j) {
+    // Row j of the solution is final once every row above has read it (the barrier below);
+    // x_j = c_j / R(j, j) is recomputed by each reader instead of broadcast.
+    const T rjj = w(j, j);
+    for (int e = threadIdx.x; e < j * k; e += kThreads) {
+      const int i = e / k, c = n + e % k;
+      w(i, c) -= w(i, j) * (w(j, c) / rjj);
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < k; c += kThreads) w(j, n + c) /= rjj;
+  }
+  __syncthreads();
+  StoreBlock(w, n, n, k, args.x + b * n * k);
+}
+
+// ---- kernels: a block per matrix, grid-stride over the batch -------------------------------------
+template <typename T>
+__device__ __forceinline__ Scratch<T>& ScratchOf(unsigned char* smem) {
+  return *reinterpret_cast<Scratch<T>*>(smem);
+}
+template <typename T>
+__device__ __forceinline__ T* SmemMatrix(unsigned char* smem) {
+  return reinterpret_cast<T*>(smem + sizeof(Scratch<T>));
+}
+__host__ __device__ constexpr inline int SmemLd(int ncols) { return ncols | 1; }
+
+// Every QrOutput; kInSmem = false only for kGeqrf (then W is args.qr).
+template <typename T, bool kInSmem>
+__global__ void __launch_bounds__(kThreads) FactorKernel(QrArgs<T> args, QrOutput out) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  Scratch<T>& s = ScratchOf<T>(smem);
+  const int m = args.m, n = args.n, k = out == QrOutput::kLstsq ? args.k : 0;
+  const int64_t mn = int64_t(m) * n;
+  for (int64_t b = blockIdx.x; b < args.batch; b += gridDim.x) {
+    const T* a = args.a + b * mn;
+    const Mat<T> w = kInSmem ? Mat<T>{SmemMatrix<T>(smem), SmemLd(n + k)} : Mat<T>{args.qr + b * mn, n};
+    if (kInSmem || w.p != a) LoadBlock(a, m, n, w, 0);
+    if (k > 0) LoadBlock(args.b + b * m * k, m, k, w, n);
+    __syncthreads();
+    Factor(w, m, n, n + k, s);
+    switch (out) {
+      case QrOutput::kGeqrf:
+        if (kInSmem) StoreBlock(w, 0, m, n, args.qr + b * mn);
+        for (int j = threadIdx.x; j < n; j += kThreads) args.taus[b * n + j] = s.tau[j];
+        break;
+      case QrOutput::kR:
+        StoreBlock(w, 0, n, n, args.r + b * n * n, /*upper_only=*/true);
+        break;
+      case QrOutput::kQr:
+        StoreBlock(w, 0, n, n, args.r + b * n * n, /*upper_only=*/true);
+        __syncthreads();
+        FormQ(w, m, n, n, s);
+        StoreBlock(w, 0, m, n, args.q + b * mn);
+        break;
+      case QrOutput::kLstsq:
+        SolveLstsq(w, m, n, k, b, args, s);
+        break;
+    }
+    __syncthreads();  // W and the scratch are reused by the next matrix
+  }
+}
+
+template <typename T, bool kInSmem>
+__global__ void __launch_bounds__(kThreads)
+    OrgqrKernel(const T* a, const T* taus, T* q, int64_t batch, int m, int n, int k) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  Scratch<T>& s = ScratchOf<T>(smem);
+  const int64_t mn = int64_t(m) * n;
+  for (int64_t b = blockIdx.x; b < batch; b += gridDim.x) {
+    const Mat<T> w = kInSmem ? Mat<T>{SmemMatrix<T>(smem), SmemLd(n)} : Mat<T>{q + b * mn, n};
+    if (kInSmem || w.p != a + b * mn) LoadBlock(a + b * mn, m, n, w, 0);
+    LoadVector(taus + b * k, k, s.tau);
+    __syncthreads();
+    FormQ(w, m, n, k, s);
+    if (kInSmem) StoreBlock(w, 0, m, n, q + b * mn);
+    __syncthreads();
+  }
+}
+
+template <typename T, bool kInSmem>
+__global__ void __launch_bounds__(kThreads)
+    OrmqrKernel(const T* a, const T* taus, const T* c, T* x, int64_t batch, int m, int n, int k,
+                int p, bool trans) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  Scratch<T>& s = ScratchOf<T>(smem);
+  const int64_t mn = int64_t(m) * n, mp = int64_t(m) * p;
+  for (int64_t b = blockIdx.x; b < batch; b += gridDim.x) {
+    const Mat<T> v{const_cast<T*>(a + b * mn), n};  // only read
+    const Mat<T> w = kInSmem ? Mat<T>{SmemMatrix<T>(smem), SmemLd(p)} : Mat<T>{x + b * mp, p};
+    if (kInSmem || w.p != c + b * mp) LoadBlock(c + b * mp, m, p, w, 0);
+    LoadVector(taus + b * k, k, s.tau);
+    __syncthreads();
+    const int panels = (k + kNB - 1) / kNB;
+    for (int i = 0; i < panels; ++i) {  // Q^T c: H_0 first; Q c: H_{k-1} first
+      const int j0 = (trans ? i : panels - 1 - i) * kNB, jb = k - j0 < kNB ? k - j0 : kNB;
+      BuildT(v.At(j0, j0), m - j0, jb, s.tau + j0, s);
+      ApplyBlock(v.At(j0, j0), m - j0, jb, w.At(j0, 0), p, trans, s);
+    }
+    if (kInSmem) StoreBlock(w, 0, m, p, x + b * mp);
+    __syncthreads();
+  }
+}
+
+}  // namespace qr_engine
+}  // namespace detail
+}  // namespace batchla
