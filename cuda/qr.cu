@@ -8,7 +8,7 @@ namespace batchla {
 namespace detail {
 namespace {
 
-// Small class where it fits (factorizations only), else the engine.
+// The small class where it fits, else the engine.
 template <typename T>
 cudaError_t Factor(cudaStream_t stream, const QrArgs<T>& args, QrOutput out) {
   if (QrSmallFits<T>(args.m, QrColumns(args, out))) return QrSmall(stream, args, out);

@@ -3,7 +3,8 @@
 //           (a lane per column, the column in registers; fused outputs only)
 //   engine  everything else QrSupported accepts      cuda/qr_engine*.{cuh,cu}  QrEngine<T>
 //           (a block per matrix, blocked Householder with compact-WY panels; the matrix in
-//           shared memory when it fits, else worked on in place in the output buffer)
+//           shared memory when it fits, else worked on in place in the output buffer; the block
+//           shape is picked by height in cuda/qr_engine_launch.cuh)
 // Semantics of every output: cuda/launch.h. Storage is ROW-MAJOR; offsets int64_t.
 #pragma once
 

@@ -23,10 +23,8 @@ namespace batchla {
 namespace detail {
 namespace qr_engine {
 
-constexpr int kThreads = tuning::kQrEngineThreads;
-constexpr int kNB = tuning::kQrEngineNB;
-constexpr int kWarps = kThreads / 32;
-static_assert(kThreads % 32 == 0 && kThreads % kNB == 0 && kNB <= 32, "engine shape");
+// A kernel's shape: kThreads per block, kNB reflectors per panel (cuda/qr_engine.cu picks one per
+// size; every device function below is templated on both).
 
 // A row-major matrix view (shared or global memory). Indices fit int: m * ld <= 4096 * 513.
 template <typename T>
@@ -38,18 +36,19 @@ struct Mat {
 };
 
 // Shared memory besides the matrix.
-template <typename T>
+template <typename T, int kThreads, int kNB>
 struct Scratch {
+  static_assert(kThreads % 32 == 0 && kThreads % kNB == 0 && kNB <= 32, "engine shape");
   T tau[tuning::kQrMaxN];
   T t[kNB][kNB + 1];        // the panel's T (upper triangular)
   T g[kNB][kNB + 1];        // the panel's Gram matrix V^T V (strict upper part used)
   T part[kThreads * kNB];   // per-slice partial sums (panel dots, Gram, Y = V^T C)
-  T red[kWarps];
+  T red[kThreads / 32];
 };
 
 // Sum over the block; every thread gets it. One barrier: the caller must pass another barrier
 // before the next BlockSum (red is reused).
-template <typename T>
+template <int kWarps, typename T>
 __device__ __forceinline__ T BlockSum(T v, T* red) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += ShflXor(v, o);
@@ -74,7 +73,7 @@ __device__ __forceinline__ T VAt(const Mat<T>& v, int r, int t) {
 
 // Applies H = I - tau v v^T (v(j) = 1, v(i > j) = s * W(i, j)) to columns (j, end) of W, rows
 // j..m-1. Lane = column, warp = row slice. Ends with a barrier; W(:, j) is only read.
-template <typename T>
+template <int kWarps, typename T>
 __device__ void ApplyReflectorInPanel(const Mat<T>& w, int m, int j, int end, T tau, T s, T* part) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int k = j + 1 + lane;
@@ -101,13 +100,13 @@ __device__ void ApplyReflectorInPanel(const Mat<T>& w, int m, int j, int end, T 
 // Unblocked Householder (geqr2) of columns [j0, j0 + jb) of W, rows j0..m-1; the reflectors are
 // applied to the panel's columns only. taus go to tau[j]. Every v is scaled and every R(j, j)
 // written when this returns (after the trailing barrier).
-template <typename T>
-__device__ void FactorPanel(const Mat<T>& w, int m, int j0, int jb, T* tau, Scratch<T>& s) {
+template <typename T, int kThreads, int kNB>
+__device__ void FactorPanel(const Mat<T>& w, int m, int j0, int jb, T* tau, Scratch<T, kThreads, kNB>& s) {
   const int end = j0 + jb;
   for (int j = j0; j < end; ++j) {
     T ss = 0;
     for (int i = j + 1 + threadIdx.x; i < m; i += kThreads) ss += w(i, j) * w(i, j);
-    ss = BlockSum(ss, s.red);
+    ss = BlockSum<kThreads / 32>(ss, s.red);
     const T alpha = w(j, j);
     // LAPACK dlarfg (see launch.h); every thread computes the same values.
     T beta = alpha, t = 0, scale = 0;
@@ -116,7 +115,7 @@ __device__ void FactorPanel(const Mat<T>& w, int m, int j0, int jb, T* tau, Scra
       t = (beta - alpha) / beta;
       scale = T(1) / (alpha - beta);
     }
-    ApplyReflectorInPanel(w, m, j, end, t, scale, s.part);
+    ApplyReflectorInPanel<kThreads / 32>(w, m, j, end, t, scale, s.part);
     // Column j is not read again in this panel; the next reads are after a barrier.
     if (t != T(0))
       for (int i = j + 1 + threadIdx.x; i < m; i += kThreads) w(i, j) *= scale;
@@ -131,8 +130,8 @@ __device__ void FactorPanel(const Mat<T>& w, int m, int j0, int jb, T* tau, Scra
 // T of the block reflector of the jb reflectors in `v` (rows 0..rows-1, unit lower trapezoidal),
 // with taus `tau`: T(i, i) = tau_i, T(0:i, i) = -tau_i T(0:i, 0:i) V(:, 0:i)^T v_i. Ends with a
 // barrier.
-template <typename T>
-__device__ void BuildT(const Mat<T>& v, int rows, int jb, const T* tau, Scratch<T>& s) {
+template <typename T, int kThreads, int kNB>
+__device__ void BuildT(const Mat<T>& v, int rows, int jb, const T* tau, Scratch<T, kThreads, kNB>& s) {
   // Gram G(a, b) = V(:, a)^T V(:, b): lane group of kNB lanes = b, slices of rows.
   constexpr int kSlices = kThreads / kNB;
   const int b = threadIdx.x % kNB, slice = threadIdx.x / kNB;
@@ -176,9 +175,9 @@ __device__ void BuildT(const Mat<T>& v, int rows, int jb, const T* tau, Scratch<
 // C <- (I - V op(T) V^T) C for the panel in `v` (rows 0..rows-1, jb reflectors) and the
 // rows x nc matrix `c`; op(T) = T^T when `trans` (applies Q_panel^T), else T (applies Q_panel).
 // Thread = (column, row slice); columns in chunks of up to kThreads. Ends with a barrier.
-template <typename T>
+template <typename T, int kThreads, int kNB>
 __device__ void ApplyBlock(const Mat<T>& v, int rows, int jb, const Mat<T>& c, int nc, bool trans,
-                           Scratch<T>& s) {
+                           Scratch<T, kThreads, kNB>& s) {
   if (nc <= 0) return;
   const int kc_width = nc >= kThreads ? kThreads : RoundUp(nc, 32);
   const int slices = kThreads / kc_width;
@@ -247,8 +246,8 @@ __device__ void ApplyBlock(const Mat<T>& v, int rows, int jb, const Mat<T>& c, i
 
 // Householder QR of the m x n leading columns of W; the reflectors are applied to all `ncols`
 // columns (ncols > n carries a right-hand side along: W(:, n:) becomes Q^T B).
-template <typename T>
-__device__ void Factor(const Mat<T>& w, int m, int n, int ncols, Scratch<T>& s) {
+template <typename T, int kThreads, int kNB>
+__device__ void Factor(const Mat<T>& w, int m, int n, int ncols, Scratch<T, kThreads, kNB>& s) {
   for (int j0 = 0; j0 < n; j0 += kNB) {
     const int jb = n - j0 < kNB ? n - j0 : kNB;
     FactorPanel(w, m, j0, jb, s.tau, s);
@@ -262,8 +261,8 @@ __device__ void Factor(const Mat<T>& w, int m, int n, int ncols, Scratch<T>& s) 
 
 // In place: W (m x n) holding k reflectors below its diagonal (taus in s.tau) becomes the first
 // n columns of Q = H_0 ... H_{k-1} (LAPACK orgqr: panels backwards).
-template <typename T>
-__device__ void FormQ(const Mat<T>& w, int m, int n, int k, Scratch<T>& s) {
+template <typename T, int kThreads, int kNB>
+__device__ void FormQ(const Mat<T>& w, int m, int n, int k, Scratch<T, kThreads, kNB>& s) {
   for (int e = threadIdx.x; e < m * (n - k); e += kThreads) {  // columns past the reflectors: I
     const int i = e / (n - k), j = k + e % (n - k);
     w(i, j) = T(i == j);
@@ -278,7 +277,7 @@ __device__ void FormQ(const Mat<T>& w, int m, int n, int k, Scratch<T>& s) {
     }
     for (int j = end - 1; j >= j0; --j) {  // org2r inside the panel
       const T tau = s.tau[j];
-      ApplyReflectorInPanel(w, m, j, end, tau, T(1), s.part);
+      ApplyReflectorInPanel<kThreads / 32>(w, m, j, end, tau, T(1), s.part);
       for (int i = j + 1 + threadIdx.x; i < m; i += kThreads) w(i, j) *= -tau;
       if (threadIdx.x == 0) w(j, j) = T(1) - tau;
       for (int i = threadIdx.x; i < j; i += kThreads) w(i, j) = T(0);
@@ -291,71 +290,79 @@ __device__ void FormQ(const Mat<T>& w, int m, int n, int k, Scratch<T>& s) {
 // dst(i, c0 + j) = src[i * cols + j] for an m x cols block of src (contiguous, row-major).
 template <typename T>
 __device__ void LoadBlock(const T* __restrict__ src, int m, int cols, const Mat<T>& dst, int c0) {
-  for (int e = threadIdx.x; e < m * cols; e += kThreads) dst(e / cols, c0 + e % cols) = src[e];
+  for (int e = threadIdx.x; e < m * cols; e += blockDim.x) dst(e / cols, c0 + e % cols) = src[e];
 }
 // dst[i * cols + j] = src(i, c0 + j), or 0 below the diagonal when `upper_only`.
 template <typename T>
 __device__ void StoreBlock(const Mat<T>& src, int c0, int m, int cols, T* __restrict__ dst,
                            bool upper_only = false) {
-  for (int e = threadIdx.x; e < m * cols; e += kThreads) {
+  for (int e = threadIdx.x; e < m * cols; e += blockDim.x) {
     const int i = e / cols, j = e % cols;
     dst[e] = upper_only && j < i ? T(0) : src(i, c0 + j);
   }
 }
 template <typename T>
 __device__ void LoadVector(const T* __restrict__ src, int count, T* dst) {
-  for (int e = threadIdx.x; e < count; e += kThreads) dst[e] = src[e];
+  for (int e = threadIdx.x; e < count; e += blockDim.x) dst[e] = src[e];
 }
 
-// Least squares from the factored [A | B] (B's columns n..n+k-1 hold Q^T b): rdiag, resid and
-// x = R^-1 (Q^T b)(0:n) by column-oriented back substitution in place.
+// x = R^-1 C for the upper triangle R of s(0:n, 0:n) and C = s(0:n, n:n+k), by column-oriented
+// back substitution in place (one barrier per row), then x (n x k, row-major) = C. Block-wide,
+// any block size; a zero R(j, j) gives inf/NaN in x, as LAPACK trtrs would not but jnp does.
 template <typename T>
+__device__ void SolveUpper(const Mat<T>& s, int n, int k, T* __restrict__ x) {
+  for (int j = n - 1; j >= 0; --j) {
+    // Row j of C is final once every row above has read it (the barrier below); x_j = c_j / R(j, j)
+    // is recomputed by each reader instead of broadcast.
+    const T rjj = s(j, j);
+    for (int e = threadIdx.x; e < j * k; e += blockDim.x) {
+      const int i = e / k, c = n + e % k;
+      s(i, c) -= s(i, j) * (s(j, c) / rjj);
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < k; c += blockDim.x) s(j, n + c) /= rjj;
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < n * k; e += blockDim.x) x[e] = s(e / k, n + e % k);
+}
+
+// Least squares from the factored [A | B] (B's columns n..n+k-1 hold Q^T b): rdiag, resid, x.
+template <typename T, int kThreads, int kNB>
 __device__ void SolveLstsq(const Mat<T>& w, int m, int n, int k, int64_t b, const QrArgs<T>& args,
-                           Scratch<T>& s) {
+                           Scratch<T, kThreads, kNB>& s) {
   for (int j = threadIdx.x; j < n; j += kThreads) args.rdiag[b * n + j] = w(j, j);
   for (int c = 0; c < k; ++c) {
     T ss = 0;
     for (int i = n + threadIdx.x; i < m; i += kThreads) ss += w(i, n + c) * w(i, n + c);
-    ss = BlockSum(ss, s.red);
+    ss = BlockSum<kThreads / 32>(ss, s.red);
     if (threadIdx.x == 0) args.resid[b * k + c] = ss;
     __syncthreads();  // red is reused
   }
-  for (int j = n - 1; j >= 0; --j) {
-    // Row j of the solution is final once every row above has read it (the barrier below);
-    // x_j = c_j / R(j, j) is recomputed by each reader instead of broadcast.
-    const T rjj = w(j, j);
-    for (int e = threadIdx.x; e < j * k; e += kThreads) {
-      const int i = e / k, c = n + e % k;
-      w(i, c) -= w(i, j) * (w(j, c) / rjj);
-    }
-    __syncthreads();
-    for (int c = threadIdx.x; c < k; c += kThreads) w(j, n + c) /= rjj;
-  }
-  __syncthreads();
-  StoreBlock(w, n, n, k, args.x + b * n * k);
+  SolveUpper(w, n, k, args.x + b * int64_t(n) * k);
 }
 
 // ---- kernels: a block per matrix, grid-stride over the batch -------------------------------------
-template <typename T>
-__device__ __forceinline__ Scratch<T>& ScratchOf(unsigned char* smem) {
-  return *reinterpret_cast<Scratch<T>*>(smem);
+template <typename S>
+__device__ __forceinline__ S& ScratchOf(unsigned char* smem) {
+  return *reinterpret_cast<S*>(smem);
 }
-template <typename T>
+template <typename T, typename S>
 __device__ __forceinline__ T* SmemMatrix(unsigned char* smem) {
-  return reinterpret_cast<T*>(smem + sizeof(Scratch<T>));
+  return reinterpret_cast<T*>(smem + sizeof(S));
 }
 __host__ __device__ constexpr inline int SmemLd(int ncols) { return ncols | 1; }
 
 // Every QrOutput; kInSmem = false only for kGeqrf (then W is args.qr).
-template <typename T, bool kInSmem>
+template <typename T, int kThreads, int kNB, bool kInSmem>
 __global__ void __launch_bounds__(kThreads) FactorKernel(QrArgs<T> args, QrOutput out) {
+  using S = Scratch<T, kThreads, kNB>;
   extern __shared__ __align__(16) unsigned char smem[];
-  Scratch<T>& s = ScratchOf<T>(smem);
+  S& s = ScratchOf<S>(smem);
   const int m = args.m, n = args.n, k = out == QrOutput::kLstsq ? args.k : 0;
   const int64_t mn = int64_t(m) * n;
   for (int64_t b = blockIdx.x; b < args.batch; b += gridDim.x) {
     const T* a = args.a + b * mn;
-    const Mat<T> w = kInSmem ? Mat<T>{SmemMatrix<T>(smem), SmemLd(n + k)} : Mat<T>{args.qr + b * mn, n};
+    const Mat<T> w = kInSmem ? Mat<T>{SmemMatrix<T, S>(smem), SmemLd(n + k)} : Mat<T>{args.qr + b * mn, n};
     if (kInSmem || w.p != a) LoadBlock(a, m, n, w, 0);
     if (k > 0) LoadBlock(args.b + b * m * k, m, k, w, n);
     __syncthreads();
@@ -382,14 +389,15 @@ __global__ void __launch_bounds__(kThreads) FactorKernel(QrArgs<T> args, QrOutpu
   }
 }
 
-template <typename T, bool kInSmem>
+template <typename T, int kThreads, int kNB, bool kInSmem>
 __global__ void __launch_bounds__(kThreads)
     OrgqrKernel(const T* a, const T* taus, T* q, int64_t batch, int m, int n, int k) {
+  using S = Scratch<T, kThreads, kNB>;
   extern __shared__ __align__(16) unsigned char smem[];
-  Scratch<T>& s = ScratchOf<T>(smem);
+  S& s = ScratchOf<S>(smem);
   const int64_t mn = int64_t(m) * n;
   for (int64_t b = blockIdx.x; b < batch; b += gridDim.x) {
-    const Mat<T> w = kInSmem ? Mat<T>{SmemMatrix<T>(smem), SmemLd(n)} : Mat<T>{q + b * mn, n};
+    const Mat<T> w = kInSmem ? Mat<T>{SmemMatrix<T, S>(smem), SmemLd(n)} : Mat<T>{q + b * mn, n};
     if (kInSmem || w.p != a + b * mn) LoadBlock(a + b * mn, m, n, w, 0);
     LoadVector(taus + b * k, k, s.tau);
     __syncthreads();
@@ -399,16 +407,17 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename T, bool kInSmem>
+template <typename T, int kThreads, int kNB, bool kInSmem>
 __global__ void __launch_bounds__(kThreads)
     OrmqrKernel(const T* a, const T* taus, const T* c, T* x, int64_t batch, int m, int n, int k,
                 int p, bool trans) {
+  using S = Scratch<T, kThreads, kNB>;
   extern __shared__ __align__(16) unsigned char smem[];
-  Scratch<T>& s = ScratchOf<T>(smem);
+  S& s = ScratchOf<S>(smem);
   const int64_t mn = int64_t(m) * n, mp = int64_t(m) * p;
   for (int64_t b = blockIdx.x; b < batch; b += gridDim.x) {
     const Mat<T> v{const_cast<T*>(a + b * mn), n};  // only read
-    const Mat<T> w = kInSmem ? Mat<T>{SmemMatrix<T>(smem), SmemLd(p)} : Mat<T>{x + b * mp, p};
+    const Mat<T> w = kInSmem ? Mat<T>{SmemMatrix<T, S>(smem), SmemLd(p)} : Mat<T>{x + b * mp, p};
     if (kInSmem || w.p != c + b * mp) LoadBlock(c + b * mp, m, p, w, 0);
     LoadVector(taus + b * k, k, s.tau);
     __syncthreads();

@@ -136,10 +136,18 @@ constexpr int kGetrsPanelStagesF64 = 3;
 // ---- QR family (cuda/qr_dispatch.h) ----------------------------------------------------------------
 constexpr int kQrMaxM = 4096;      // QrSupported: n <= m <= kQrMaxM, n <= kQrMaxN
 constexpr int kQrMaxN = 512;
-constexpr int kQrSmallMaxM = 32;   // small class: a lane per column, m rows in registers
-constexpr int kQrEngineThreads = 256;  // engine class: a block per matrix
-constexpr int kQrEngineNB = 16;        // reflectors per compact-WY panel
+constexpr int kQrSmallMaxM = 64;     // small class: a lane per column, m rows in registers
+constexpr int kQrSmallMaxCols = 64;  // ... ncols <= 32 in a warp, up to 64 in a pair of warps
 constexpr int kQrSmallThreads = 128;  // threads per block of the small class (cuda/qr_small.cuh)
+// Padded row counts M >= this re-read the reflector from shared memory for the update pass
+// instead of keeping it in registers (benchmark override: BATCHLA_QR_SMALL_RELOAD_MIN_M).
+// Measured (check_qr_small, 256 MiB kR): re-reading from M = 16 gave f32 n = 16 / 32 0.36 / 0.22
+// vs 0.37 / 0.24 keeping u in registers, f64 0.44 / 0.25 vs 0.46 / 0.25; so off (64 > any M).
+#ifdef BATCHLA_QR_SMALL_RELOAD_MIN_M
+constexpr int kQrSmallReloadMinM = BATCHLA_QR_SMALL_RELOAD_MIN_M;
+#else
+constexpr int kQrSmallReloadMinM = 64;
+#endif
 
 }  // namespace tuning
 }  // namespace batchla
