@@ -79,9 +79,11 @@ __device__ void ApplyReflectorInPanel(const Mat<T>& w, int m, int j, int end, T 
   const int k = j + 1 + lane;
   const bool active = k < end;
   T acc = 0, wjk = 0;
+  const int stride = kWarps * w.ld;
   if (active) {
     wjk = w(j, k);
-    for (int i = j + 1 + warp; i < m; i += kWarps) acc += w(i, j) * w(i, k);
+    const T* p = &w(j + 1 + warp, j);
+    for (int i = j + 1 + warp; i < m; i += kWarps, p += stride) acc += p[0] * p[k - j];
   }
   part[warp * 32 + lane] = acc;
   __syncthreads();
@@ -92,7 +94,8 @@ __device__ void ApplyReflectorInPanel(const Mat<T>& w, int m, int j, int end, T 
     const T tw = tau * (wjk + s * sum);
     if (warp == 0) w(j, k) = wjk - tw;
     const T tws = tw * s;
-    for (int i = j + 1 + warp; i < m; i += kWarps) w(i, k) -= tws * w(i, j);
+    T* p = &w(j + 1 + warp, j);
+    for (int i = j + 1 + warp; i < m; i += kWarps, p += stride) p[k - j] -= tws * p[0];
   }
   __syncthreads();
 }
@@ -139,11 +142,12 @@ __device__ void BuildT(const Mat<T>& v, int rows, int jb, const T* tau, Scratch<
 #pragma unroll
   for (int a = 0; a < kNB; ++a) acc[a] = 0;
   if (b < jb) {
-    for (int r = b + slice; r < rows; r += kSlices) {
-      const T vb = VAt(v, r, b);
+    const T* vp = v.p + (b + slice) * v.ld;  // rows r >= b > a: V(r, a) is stored
+    for (int r = b + slice; r < rows; r += kSlices, vp += kSlices * v.ld) {
+      const T vb = r == b ? T(1) : vp[b];
 #pragma unroll
       for (int a = 0; a < kNB; ++a)
-        if (a < b) acc[a] += VAt(v, r, a) * vb;
+        if (a < b) acc[a] += vp[a] * vb;
     }
   }
 #pragma unroll
@@ -172,6 +176,39 @@ __device__ void BuildT(const Mat<T>& v, int rows, int jb, const T* tau, Scratch<
   __syncthreads();
 }
 
+// The bulk of a block-reflector pass: rows r0, r0 + step, ... < rows of column k of C, all below the
+// unit-triangular top of V (so V(r, t) is stored). Pointer walks keep the index math out of the
+// loop; kFull (jb == kNB, every panel but maybe the last) drops the per-column predicate.
+template <typename T, int kNB, bool kFull>
+__device__ __forceinline__ void BulkDots(const Mat<T>& v, const Mat<T>& c, int k, int r0, int rows,
+                                         int step, int jb, T (&acc)[kNB]) {
+  const T* vp = v.p + r0 * v.ld;
+  const T* cp = c.p + r0 * c.ld + k;
+  const int vs = step * v.ld, cs = step * c.ld;
+#pragma unroll 2
+  for (int r = r0; r < rows; r += step, vp += vs, cp += cs) {
+    const T x = *cp;
+#pragma unroll
+    for (int t = 0; t < kNB; ++t)
+      if (kFull || t < jb) acc[t] += vp[t] * x;
+  }
+}
+template <typename T, int kNB, bool kFull>
+__device__ __forceinline__ void BulkUpdate(const Mat<T>& v, const Mat<T>& c, int k, int r0, int rows,
+                                           int step, int jb, const T (&z)[kNB]) {
+  const T* vp = v.p + r0 * v.ld;
+  T* cp = c.p + r0 * c.ld + k;
+  const int vs = step * v.ld, cs = step * c.ld;
+#pragma unroll 2
+  for (int r = r0; r < rows; r += step, vp += vs, cp += cs) {
+    T x = *cp;
+#pragma unroll
+    for (int t = 0; t < kNB; ++t)
+      if (kFull || t < jb) x -= vp[t] * z[t];
+    *cp = x;
+  }
+}
+
 // C <- (I - V op(T) V^T) C for the panel in `v` (rows 0..rows-1, jb reflectors) and the
 // rows x nc matrix `c`; op(T) = T^T when `trans` (applies Q_panel^T), else T (applies Q_panel).
 // Thread = (column, row slice); columns in chunks of up to kThreads. Ends with a barrier.
@@ -196,12 +233,9 @@ __device__ void ApplyBlock(const Mat<T>& v, int rows, int jb, const Mat<T>& c, i
         for (int t = 0; t < kNB; ++t)
           if (t < jb) acc[t] += VAt(v, r, t) * x;
       }
-      for (int r = FirstRow(top, slice, slices); r < rows; r += slices) {
-        const T x = c(r, k);
-#pragma unroll
-        for (int t = 0; t < kNB; ++t)
-          if (t < jb) acc[t] += v(r, t) * x;
-      }
+      const int r0 = FirstRow(top, slice, slices);
+      if (jb == kNB) BulkDots<T, kNB, true>(v, c, k, r0, rows, slices, jb, acc);
+      else BulkDots<T, kNB, false>(v, c, k, r0, rows, slices, jb, acc);
 #pragma unroll
       for (int t = 0; t < kNB; ++t) s.part[(slice * kNB + t) * kc_width + kc] = acc[t];
     }
@@ -232,13 +266,9 @@ __device__ void ApplyBlock(const Mat<T>& v, int rows, int jb, const Mat<T>& c, i
           if (t < jb) x -= VAt(v, r, t) * z[t];
         c(r, k) = x;
       }
-      for (int r = FirstRow(top, slice, slices); r < rows; r += slices) {
-        T x = c(r, k);
-#pragma unroll
-        for (int t = 0; t < kNB; ++t)
-          if (t < jb) x -= v(r, t) * z[t];
-        c(r, k) = x;
-      }
+      const int r0 = FirstRow(top, slice, slices);
+      if (jb == kNB) BulkUpdate<T, kNB, true>(v, c, k, r0, rows, slices, jb, z);
+      else BulkUpdate<T, kNB, false>(v, c, k, r0, rows, slices, jb, z);
     }
     __syncthreads();
   }
