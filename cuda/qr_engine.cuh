@@ -130,6 +130,70 @@ __device__ void FactorPanel(const Mat<T>& w, int m, int j0, int jb, T* tau, Scra
   __syncthreads();
 }
 
+// The panel in one warp's registers, for short panels (rows - j0 <= 32 * kRowsPerLane): lane l
+// holds rows j0 + l + 32 q of the panel's columns; every reduction is a warp shuffle, so the
+// panel costs no block barrier (the other warps wait at the one barrier at the end). Same
+// reflectors as FactorPanel (LAPACK dlarfg, launch.h).
+template <typename T, int kThreads, int kNB, int kRowsPerLane>
+__device__ void WarpPanel(const Mat<T>& w, int m, int j0, int jb, T* tau) {
+  if (threadIdx.x < 32) {
+    const int lane = threadIdx.x;
+    T p[kRowsPerLane][kNB];
+#pragma unroll
+    for (int q = 0; q < kRowsPerLane; ++q) {
+      const int row = j0 + lane + 32 * q;
+#pragma unroll
+      for (int c = 0; c < kNB; ++c) p[q][c] = row < m && c < jb ? w(row, j0 + c) : T(0);
+    }
+#pragma unroll
+    for (int c = 0; c < kNB; ++c) {
+      if (c >= jb) break;
+      // Row j0 + c is lane c's q = 0; rows below it are lanes > c of q = 0 and every q > 0.
+      T ss = 0;
+#pragma unroll
+      for (int q = 0; q < kRowsPerLane; ++q) ss += q > 0 || lane > c ? p[q][c] * p[q][c] : T(0);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) ss += ShflXor(ss, o);
+      const T alpha = ShflIdx(p[0][c], c);
+      T beta = alpha, t = 0, scale = 0;
+      if (ss != T(0)) {
+        beta = -copysign(hypot(alpha, Scalar<T>::Sqrt(ss)), alpha);
+        t = (beta - alpha) / beta;
+        scale = T(1) / (alpha - beta);
+      }
+      T v[kRowsPerLane];
+#pragma unroll
+      for (int q = 0; q < kRowsPerLane; ++q)
+        v[q] = q > 0 || lane > c ? p[q][c] * scale : T(q == 0 && lane == c);
+#pragma unroll
+      for (int cc = c + 1; cc < kNB; ++cc) {  // H = I - t v v^T on the columns right of c
+        T d = 0;
+#pragma unroll
+        for (int q = 0; q < kRowsPerLane; ++q) d += v[q] * p[q][cc];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) d += ShflXor(d, o);
+        const T td = t * d;
+#pragma unroll
+        for (int q = 0; q < kRowsPerLane; ++q) p[q][cc] -= td * v[q];
+      }
+#pragma unroll
+      for (int q = 0; q < kRowsPerLane; ++q) {
+        if (t != T(0) && (q > 0 || lane > c)) p[q][c] = v[q];
+        if (q == 0 && lane == c) p[q][c] = beta;
+      }
+      if (lane == 0) tau[j0 + c] = t;
+    }
+#pragma unroll
+    for (int q = 0; q < kRowsPerLane; ++q) {
+      const int row = j0 + lane + 32 * q;
+#pragma unroll
+      for (int c = 0; c < kNB; ++c)
+        if (row < m && c < jb) w(row, j0 + c) = p[q][c];
+    }
+  }
+  __syncthreads();
+}
+
 // T of the block reflector of the jb reflectors in `v` (rows 0..rows-1, unit lower trapezoidal),
 // with taus `tau`: T(i, i) = tau_i, T(0:i, i) = -tau_i T(0:i, 0:i) V(:, 0:i)^T v_i. Ends with a
 // barrier.
@@ -276,11 +340,15 @@ __device__ void ApplyBlock(const Mat<T>& v, int rows, int jb, const Mat<T>& c, i
 
 // Householder QR of the m x n leading columns of W; the reflectors are applied to all `ncols`
 // columns (ncols > n carries a right-hand side along: W(:, n:) becomes Q^T B).
-template <typename T, int kThreads, int kNB>
+// kRowsPerLane > 0: panels of at most 32 * kRowsPerLane rows are factored by one warp (WarpPanel).
+template <int kRowsPerLane, typename T, int kThreads, int kNB>
 __device__ void Factor(const Mat<T>& w, int m, int n, int ncols, Scratch<T, kThreads, kNB>& s) {
   for (int j0 = 0; j0 < n; j0 += kNB) {
     const int jb = n - j0 < kNB ? n - j0 : kNB;
-    FactorPanel(w, m, j0, jb, s.tau, s);
+    if (kRowsPerLane > 0 && m - j0 <= 32 * kRowsPerLane)
+      WarpPanel<T, kThreads, kNB, (kRowsPerLane > 0 ? kRowsPerLane : 1)>(w, m, j0, jb, s.tau);
+    else
+      FactorPanel(w, m, j0, jb, s.tau, s);
     if (j0 + jb < ncols) {
       const Mat<T> v = w.At(j0, j0);
       BuildT(v, m - j0, jb, s.tau + j0, s);
@@ -289,9 +357,54 @@ __device__ void Factor(const Mat<T>& w, int m, int n, int ncols, Scratch<T, kThr
   }
 }
 
+// org2r of a short panel in one warp's registers (as WarpPanel): columns [j0, j0 + jb) of W,
+// holding reflectors below the diagonal, become those columns of Q (rows >= j0; the caller zeroes
+// the rows above). The columns right of the panel must already have the panel's reflectors.
+template <typename T, int kNB, int kRowsPerLane>
+__device__ void WarpOrg2r(const Mat<T>& w, int m, int j0, int jb, const T* tau) {
+  if (threadIdx.x < 32) {
+    const int lane = threadIdx.x;
+    T p[kRowsPerLane][kNB];
+#pragma unroll
+    for (int q = 0; q < kRowsPerLane; ++q) {
+      const int row = j0 + lane + 32 * q;
+#pragma unroll
+      for (int c = 0; c < kNB; ++c) p[q][c] = row < m && c < jb ? w(row, j0 + c) : T(0);
+    }
+#pragma unroll
+    for (int c = kNB - 1; c >= 0; --c) {
+      if (c >= jb) continue;
+      const T t = tau[j0 + c];
+      T v[kRowsPerLane];  // rows below j0 + c: stored; row j0 + c: 1; rows above: 0
+#pragma unroll
+      for (int q = 0; q < kRowsPerLane; ++q) v[q] = q > 0 || lane > c ? p[q][c] : T(q == 0 && lane == c);
+#pragma unroll
+      for (int cc = c + 1; cc < kNB; ++cc) {
+        T d = 0;
+#pragma unroll
+        for (int q = 0; q < kRowsPerLane; ++q) d += v[q] * p[q][cc];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) d += ShflXor(d, o);
+        const T td = t * d;
+#pragma unroll
+        for (int q = 0; q < kRowsPerLane; ++q) p[q][cc] -= td * v[q];
+      }
+#pragma unroll
+      for (int q = 0; q < kRowsPerLane; ++q) p[q][c] = q == 0 && lane == c ? T(1) - t : -t * v[q];
+    }
+#pragma unroll
+    for (int q = 0; q < kRowsPerLane; ++q) {
+      const int row = j0 + lane + 32 * q;
+#pragma unroll
+      for (int c = 0; c < kNB; ++c)
+        if (row < m && c < jb) w(row, j0 + c) = p[q][c];
+    }
+  }
+}
+
 // In place: W (m x n) holding k reflectors below its diagonal (taus in s.tau) becomes the first
 // n columns of Q = H_0 ... H_{k-1} (LAPACK orgqr: panels backwards).
-template <typename T, int kThreads, int kNB>
+template <int kRowsPerLane, typename T, int kThreads, int kNB>
 __device__ void FormQ(const Mat<T>& w, int m, int n, int k, Scratch<T, kThreads, kNB>& s) {
   for (int e = threadIdx.x; e < m * (n - k); e += kThreads) {  // columns past the reflectors: I
     const int i = e / (n - k), j = k + e % (n - k);
@@ -304,6 +417,12 @@ __device__ void FormQ(const Mat<T>& w, int m, int n, int k, Scratch<T, kThreads,
     if (end < n) {
       BuildT(v, m - j0, jb, s.tau + j0, s);
       ApplyBlock(v, m - j0, jb, w.At(j0, end), n - end, /*trans=*/false, s);
+    }
+    if (kRowsPerLane > 0 && m - j0 <= 32 * kRowsPerLane) {
+      WarpOrg2r<T, kNB, (kRowsPerLane > 0 ? kRowsPerLane : 1)>(w, m, j0, jb, s.tau);
+      for (int e = threadIdx.x; e < j0 * jb; e += kThreads) w(e / jb, j0 + e % jb) = T(0);
+      __syncthreads();
+      continue;
     }
     for (int j = end - 1; j >= j0; --j) {  // org2r inside the panel
       const T tau = s.tau[j];
@@ -383,7 +502,7 @@ __device__ __forceinline__ T* SmemMatrix(unsigned char* smem) {
 __host__ __device__ constexpr inline int SmemLd(int ncols) { return ncols | 1; }
 
 // Every QrOutput; kInSmem = false only for kGeqrf (then W is args.qr).
-template <typename T, int kThreads, int kNB, bool kInSmem>
+template <typename T, int kThreads, int kNB, int kRowsPerLane, bool kInSmem>
 __global__ void __launch_bounds__(kThreads) FactorKernel(QrArgs<T> args, QrOutput out) {
   using S = Scratch<T, kThreads, kNB>;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -396,7 +515,7 @@ __global__ void __launch_bounds__(kThreads) FactorKernel(QrArgs<T> args, QrOutpu
     if (kInSmem || w.p != a) LoadBlock(a, m, n, w, 0);
     if (k > 0) LoadBlock(args.b + b * m * k, m, k, w, n);
     __syncthreads();
-    Factor(w, m, n, n + k, s);
+    Factor<kRowsPerLane>(w, m, n, n + k, s);
     switch (out) {
       case QrOutput::kGeqrf:
         if (kInSmem) StoreBlock(w, 0, m, n, args.qr + b * mn);
@@ -408,7 +527,7 @@ __global__ void __launch_bounds__(kThreads) FactorKernel(QrArgs<T> args, QrOutpu
       case QrOutput::kQr:
         StoreBlock(w, 0, n, n, args.r + b * n * n, /*upper_only=*/true);
         __syncthreads();
-        FormQ(w, m, n, n, s);
+        FormQ<kRowsPerLane>(w, m, n, n, s);
         StoreBlock(w, 0, m, n, args.q + b * mn);
         break;
       case QrOutput::kLstsq:
@@ -431,7 +550,7 @@ __global__ void __launch_bounds__(kThreads)
     if (kInSmem || w.p != a + b * mn) LoadBlock(a + b * mn, m, n, w, 0);
     LoadVector(taus + b * k, k, s.tau);
     __syncthreads();
-    FormQ(w, m, n, k, s);
+    FormQ<0>(w, m, n, k, s);
     if (kInSmem) StoreBlock(w, 0, m, n, q + b * mn);
     __syncthreads();
   }

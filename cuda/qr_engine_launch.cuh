@@ -31,8 +31,9 @@ cudaError_t LaunchBlocks(Kernel kernel, int threads, size_t smem, cudaStream_t s
   return cudaGetLastError();
 }
 
-// One block shape (threads, panel width) of the engine: its kernels and its shared memory.
-template <typename T, int kThreads, int kNB>
+// One block shape (threads, panel width, rows per lane of the one-warp panel: 0 = never) of the
+// engine: its kernels and its shared memory.
+template <typename T, int kThreads, int kNB, int kRowsPerLane = 0>
 struct Shape {
   static bool OnChip(int m, int ncols) {
     return SmemBytes<T, kThreads, kNB>(m, ncols, true) <= SmemOptin();
@@ -42,9 +43,9 @@ struct Shape {
     const bool on_chip = OnChip(args.m, ncols);
     if (!on_chip && out != QrOutput::kGeqrf) return cudaErrorInvalidValue;  // fused needs the chip
     const size_t smem = SmemBytes<T, kThreads, kNB>(args.m, ncols, on_chip);
-    return on_chip ? LaunchBlocks(qr_engine::FactorKernel<T, kThreads, kNB, true>, kThreads, smem,
+    return on_chip ? LaunchBlocks(qr_engine::FactorKernel<T, kThreads, kNB, kRowsPerLane, true>, kThreads, smem,
                                   stream, args.batch, args, out)
-                   : LaunchBlocks(qr_engine::FactorKernel<T, kThreads, kNB, false>, kThreads, smem,
+                   : LaunchBlocks(qr_engine::FactorKernel<T, kThreads, kNB, kRowsPerLane, false>, kThreads, smem,
                                   stream, args.batch, args, out);
   }
   static cudaError_t Orgqr(cudaStream_t stream, const T* a, const T* taus, T* q, int64_t batch,
@@ -72,8 +73,8 @@ struct Shape {
 // resident; tall ones are bound by the trailing update, which wants wide blocks and panels.
 using T_ = BATCHLA_QR_ENGINE_T;
 constexpr bool kF32 = sizeof(T_) == 4;
-using Short = Shape<T_, kF32 ? 64 : 128, kF32 ? 8 : 4>;
-using Medium = Shape<T_, 256, 4>;
+using Short = Shape<T_, kF32 ? 64 : 128, kF32 ? 8 : 4, 2>;
+using Medium = Shape<T_, 256, 4, 5>;
 using Tall = Shape<T_, 256, kF32 ? 8 : 16>;
 constexpr int kShortMaxM = 64, kMediumMaxM = 160;
 
