@@ -3,7 +3,10 @@
 Each entry says which inputs the op takes (drawn from the per-(dtype, n) input set made by
 `make_inputs`), the bytes it must move and the flops it must do per matrix, and how each library
 calls it. Inputs: `A` SPD (batch, n, n); `L` its lower Cholesky factor; `G` general
-(nonsymmetric, well conditioned, pivoting needed); `b` a one-column rhs (batch, n, 1). All arrays are row-major JAX arrays; torch sees the same buffers through DLPack.
+(nonsymmetric, well conditioned, pivoting needed); `b` a one-column rhs (batch, n, 1); `T` tall
+full-rank (batch_t, tall_rows(n), n) with its one-column rhs `bT` (batch_t, tall_rows(n), 1). An
+op's batch is its first input's leading dim. All arrays are row-major JAX arrays; torch sees the
+same buffers through DLPack.
 """
 from __future__ import annotations
 
@@ -25,6 +28,28 @@ class Op:
     ours: Callable                          # (jax_batchla module, *args) -> array
     jnp: Callable                           # (*args) -> array; also the reference for max_rel_err
     torch: Callable | None                  # (torch module, *args as tensors) -> tensor
+
+
+def tall_rows(n: int) -> int:
+    """Rows of the tall least-squares input for n columns: 8n, capped where the QR kernels stop."""
+    return min(8 * n, 4096)
+
+
+# The SVD-based jnp lstsq runs cuSOLVER's SVD one matrix at a time once m > 32 (jaxlib's gesvdj
+# handler batches only up to 32 x 32): a loop of 0.1-1 ms per matrix, timed at least 7 times per
+# case. So the tall batch gets a share of --bytes (64 MiB by default, above the H200's 50 MB L2)
+# and, where jnp loops, at most TALL_LOOP_MAX_BATCH matrices, to keep a full run within minutes.
+TALL_BYTES_SHARE = 4
+TALL_LOOP_MAX_BATCH = 2048
+
+
+def _geqrf_flops(m: int, n: int) -> float:
+    return 2 * m * n * n - 2 * n ** 3 / 3
+
+
+def _batched_jnp_lstsq(a, b):
+    """jnp.linalg.lstsq takes one matrix: map it over the batch (what a user writes today)."""
+    return jax.vmap(jnp.linalg.lstsq)(a, b)
 
 
 OPS: dict[str, Op] = {op.name: op for op in [
@@ -77,6 +102,25 @@ OPS: dict[str, Op] = {op.name: op for op in [
        ours=lambda m, g: m.linalg.det(g),
        jnp=lambda g: jnp.linalg.det(g),
        torch=lambda t, g: t.linalg.det(g)),
+    Op("qr_r", ("G",),
+       bytes_per_matrix=lambda n: 2 * n * n,            # read G, write R
+       flops_per_matrix=lambda n: _geqrf_flops(n, n),
+       ours=lambda m, g: m.linalg.qr(g, mode="r"),
+       jnp=lambda g: jnp.linalg.qr(g, mode="r"),
+       torch=lambda t, g: t.linalg.qr(g, mode="r").R),
+    Op("qr", ("G",),
+       bytes_per_matrix=lambda n: 3 * n * n,            # read G, write Q and R
+       flops_per_matrix=lambda n: 2 * _geqrf_flops(n, n),  # geqrf + orgqr
+       ours=lambda m, g: tuple(m.linalg.qr(g)),
+       jnp=lambda g: tuple(jnp.linalg.qr(g)),
+       torch=lambda t, g: tuple(t.linalg.qr(g))),
+    Op("lstsq", ("T", "bT"),                            # tall: m = tall_rows(n), one rhs column
+       bytes_per_matrix=lambda n: tall_rows(n) * (n + 1) + n,   # read T and bT, write x
+       flops_per_matrix=lambda n: _geqrf_flops(tall_rows(n), n) + 4 * tall_rows(n) * n + n * n,
+       ours=lambda m, a, b: m.linalg.lstsq(a, b)[0],
+       jnp=lambda a, b: _batched_jnp_lstsq(a, b)[0],
+       # CUDA torch has only the 'gels' driver (QR, full rank assumed): the fair peer here
+       torch=lambda t, a, b: t.linalg.lstsq(a, b).solution),
 ]}
 
 
@@ -84,14 +128,29 @@ OPS: dict[str, Op] = {op.name: op for op in [
 def _make_inputs(key, batch: int, n: int, dtype):
     """SPD A = B Bᵀ/n + I (eigenvalues in about [1, 5]), L = chol(A), b ~ N(0, 1); general
     G = the rows of C/sqrt(n) + 2 I in reverse order (C ~ N(0, 1): singular values near 2, so well
-    conditioned; the reversal puts each column's largest entry off the diagonal: pivoting swaps)."""
-    kb, kr, kg = jax.random.split(key, 3)
+    conditioned; the reversal puts each column's largest entry off the diagonal: pivoting swaps);
+    the tall T and bT of `_tall_inputs`."""
+    kb, kr, kg, kt = jax.random.split(key, 4)
     b_mat = jax.random.normal(kb, (batch, n, n), dtype)
     a = jnp.einsum("bij,bkj->bik", b_mat, b_mat, precision="highest") / n + jnp.eye(n, dtype=dtype)
     a = (a + jnp.swapaxes(a, -1, -2)) / 2                # exactly symmetric
     g = jax.random.normal(kg, (batch, n, n), dtype) / jnp.sqrt(jnp.asarray(n, dtype)) + 2 * jnp.eye(n, dtype=dtype)
     g = g[:, ::-1, :]
-    return {"A": a, "L": jnp.linalg.cholesky(a), "G": g, "b": jax.random.normal(kr, (batch, n, 1), dtype)}
+    return {"A": a, "L": jnp.linalg.cholesky(a), "G": g, "b": jax.random.normal(kr, (batch, n, 1), dtype),
+            **_tall_inputs(kt, batch, n, dtype)}
+
+
+def _tall_inputs(key, batch: int, n: int, dtype):
+    """T: tall (tall_rows(n), n) with N(0, 1/m) entries, so its singular values lie in about
+    [1 - sqrt(n/m), 1 + sqrt(n/m)] = [0.65, 1.35] (full rank, well conditioned), and a rhs bT;
+    batch_t holds the bytes of batch n x n matrices / TALL_BYTES_SHARE, capped where jnp loops."""
+    m = tall_rows(n)
+    batch_t = max(1, batch * n * n // (m * n * TALL_BYTES_SHARE))
+    if m > 32:
+        batch_t = min(batch_t, TALL_LOOP_MAX_BATCH)
+    ka, kb = jax.random.split(key)
+    t = jax.random.normal(ka, (batch_t, m, n), dtype) / jnp.sqrt(jnp.asarray(m, dtype))
+    return {"T": t, "bT": jax.random.normal(kb, (batch_t, m, 1), dtype)}
 
 
 def make_inputs(batch: int, n: int, dtype, seed: int = 0) -> dict[str, jax.Array]:
@@ -99,9 +158,17 @@ def make_inputs(batch: int, n: int, dtype, seed: int = 0) -> dict[str, jax.Array
     return jax.block_until_ready(_make_inputs(jax.random.key(seed), batch, n, jnp.dtype(dtype)))
 
 
+class _JnpLinalg:
+    """jnp.linalg with lstsq mapped over leading batch dims, as jax_batchla.linalg.lstsq takes them."""
+    lstsq = staticmethod(_batched_jnp_lstsq)
+
+    def __getattr__(self, name):
+        return getattr(jnp.linalg, name)
+
+
 class JnpStandIn:
     """Stands in for jax_batchla (`--ours jnp`): the same public names, implemented by jax itself."""
-    linalg = jnp.linalg
+    linalg = _JnpLinalg()
 
     class scipy:  # noqa: N801  (mirrors the module path jax_batchla.scipy.linalg)
         linalg = jsl

@@ -103,8 +103,14 @@ def load_torch(platform: str, disabled: bool):
 
 @jax.jit
 def _check(x, ref):
-    err = jnp.max(jnp.abs(x.astype(ref.dtype) - ref)) / jnp.max(jnp.abs(ref))
-    return err, jnp.isnan(x).any()
+    """Ops may return several arrays (qr: Q and R): the worst relative error over them."""
+    errs = [jnp.max(jnp.abs(u.astype(r.dtype) - r)) / jnp.max(jnp.abs(r))
+            for u, r in zip(jax.tree.leaves(x), jax.tree.leaves(ref))]
+    return jnp.max(jnp.stack(errs)), _has_nan(x)
+
+
+def _has_nan(x):
+    return jnp.any(jnp.stack([jnp.isnan(u).any() for u in jax.tree.leaves(x)]))
 
 
 def run_case(lib, op, inputs, ref, ours_mod, ours_err, torch, reps):
@@ -119,7 +125,9 @@ def run_case(lib, op, inputs, ref, ours_mod, ours_err, torch, reps):
         res = {"compile_s": time.perf_counter() - t0}
         if ref is not None:
             try:
-                err, nan = _check(jax.dlpack.from_dlpack(out.contiguous()), ref)
+                outs = out if isinstance(out, tuple) else (out,)
+                err, nan = _check(tuple(jax.dlpack.from_dlpack(o.contiguous()) for o in outs),
+                                  ref if isinstance(ref, tuple) else (ref,))
                 res.update(max_rel_err=float(err), has_nan=bool(nan))
             except Exception as e:   # a failed check should not drop the timing
                 res["check_error"] = f"{type(e).__name__}: {e}"[:300]
@@ -136,7 +144,7 @@ def run_case(lib, op, inputs, ref, ours_mod, ours_err, torch, reps):
     out = jax.block_until_ready(f(*args))
     res = {"compile_s": time.perf_counter() - t0}         # first call: trace + compile + run
     if lib == "jnp":
-        res["has_nan"] = bool(jnp.isnan(out).any())
+        res["has_nan"] = bool(_has_nan(out))
     elif ref is not None:
         err, nan = _check(out, ref)
         res.update(max_rel_err=float(err), has_nan=bool(nan))
@@ -189,11 +197,13 @@ def main(argv=None):
             for name in args.ops:
                 op = OPS[name]
                 ref, case_rows = None, []
-                nbytes = batch * op.bytes_per_matrix(n) * itemsize
-                flops = batch * op.flops_per_matrix(n)
+                # inputs of other shapes (the tall T) have their own count: the first one's
+                op_batch = inputs[op.args[0]].shape[0] if inputs is not None else batch
+                nbytes = op_batch * op.bytes_per_matrix(n) * itemsize
+                flops = op_batch * op.flops_per_matrix(n)
                 t_min = max(nbytes / copy_bw, flops / peak if peak else 0.0)
                 for lib in libs:
-                    row = {"lib": lib, "op": name, "dtype": dtype, "n": n, "batch": batch,
+                    row = {"lib": lib, "op": name, "dtype": dtype, "n": n, "batch": op_batch,
                            "bytes": nbytes, "flops": flops, "seconds": None, "max_rel_err": None,
                            "has_nan": None, "speedup_vs_best_peer": None, "note": None, "error": in_err}
                     if inputs is not None:
@@ -203,7 +213,7 @@ def main(argv=None):
                                 ref = out
                             row.update(res)
                             s = row["seconds"]
-                            row.update(matrices_per_s=batch / s, gb_per_s=nbytes / s / 1e9,
+                            row.update(matrices_per_s=op_batch / s, gb_per_s=nbytes / s / 1e9,
                                        gflop_per_s=flops / s / 1e9, roofline_fraction=t_min / s)
                             if row["seconds_single"] < 200e-6:
                                 row["note"] = "isolated call < 200 us: launch overhead may dominate"

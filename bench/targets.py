@@ -1,8 +1,9 @@
 """Checks a benchmark JSON against the speed targets of the issues and prints a markdown table.
 
 Usage: python3 -m bench.targets bench/results/nvidia-h200.json
-Each target: (op, predicate on n, metric, threshold). Metrics: 'fraction' (of the roofline) or
-'x_jnp' (jnp time / our time in the same run), 'x_peer' (the faster of jnp and torch / ours).
+Each target: (op, predicate on n, metric, threshold). Metrics: 'fraction' (of the roofline),
+'x_jnp' / 'x_torch' (that library's time / our time in the same run), 'x_peer' (the faster of jnp
+and torch / ours).
 """
 from __future__ import annotations
 
@@ -23,6 +24,12 @@ TARGETS = [  # issue 3: the Cholesky family
     ("solve", lambda n: 128 <= n <= 512, "x_jnp", 2.0),
     ("inv", lambda n: n <= 128, "x_jnp", 3.0),
     ("det", lambda n: n <= 128, "x_jnp", 3.0),
+    # issue 5: the QR family (lstsq on tall m = min(8n, 4096) inputs, one rhs column)
+    ("qr_r", lambda n: n <= 32, "fraction", 0.4),
+    ("qr_r", lambda n: n >= 128, "x_jnp", 20.0),
+    ("qr_r", lambda n: n >= 128, "x_torch", 5.0),
+    ("qr", lambda n: n >= 64, "x_jnp", 10.0),
+    ("lstsq", lambda n: True, "x_jnp", 10.0),
 ]
 
 
@@ -36,7 +43,7 @@ def evaluate(rows):
             if metric == "fraction":
                 value = r["roofline_fraction"]
             else:
-                libs = ("jnp", "torch") if metric == "x_peer" else ("jnp",)
+                libs = ("jnp", "torch") if metric == "x_peer" else (metric[2:],)
                 peers = [by_key.get((lib_, op, dtype, n), {}).get("seconds") for lib_ in libs]
                 peers = [p for p in peers if p]
                 value = min(peers) / r["seconds"] if peers else float("nan")

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "bindings/ffi_common.h"
 #include "bindings/validate.h"
@@ -147,6 +148,101 @@ ffi::Error SlogdetImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> sign,
   });
 }
 
+// ---- QR family: sizes are checked up front so the error names them; batch 0 launches nothing --
+
+// The QR launch step: `fused` selects QrFusedFits<T>(m, ncols) (qr, qr_r, lstsq), else
+// QrSupported<T>(m, ncols) (geqrf, orgqr, ormqr); an unsupported size is InvalidArgument (the
+// Python lowering asks qr_supported / qr_fused_fits first and composes or falls back instead).
+template <typename Launch>
+ffi::Error RunQr(const char* op, ffi::DataType dtype, int64_t batch, bool fused, int64_t m,
+                 int64_t ncols, Launch&& launch) {
+  auto size_ok = DispatchFloat(dtype, op, [&](auto zero) {
+    using T = decltype(zero);
+    const bool ok = fused ? batchla::QrFusedFits<T>(static_cast<int>(m), static_cast<int>(ncols))
+                          : batchla::QrSupported<T>(static_cast<int>(m), static_cast<int>(ncols));
+    if (ok) return ffi::Error::Success();
+    return ShapeError(std::string(op) + ": the CUDA kernels do not handle m = " +
+                      std::to_string(m) + ", " + (fused ? "ncols = " : "n = ") +
+                      std::to_string(ncols) + " for this dtype");
+  });
+  if (size_ok.failure()) return size_ok;
+  if (batch == 0) return ffi::Error::Success();
+  return Run(op, dtype, std::forward<Launch>(launch));
+}
+
+ffi::Error GeqrfImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> qr, Result<AnyBuffer> taus) {
+  constexpr const char* kOp = "batchla_geqrf";
+  auto as = CheckGeqrf(kOp, a, *qr, *taus);
+  if (!as) return as.error();
+  return RunQr(kOp, a.element_type(), as->batch, false, as->rows, as->cols, [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchGeqrf<T>(stream, DataAs<T>(a), DataAs<T>(qr), DataAs<T>(taus), as->batch,
+                                   static_cast<int>(as->rows), static_cast<int>(as->cols));
+  });
+}
+
+ffi::Error OrgqrImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer taus, Result<AnyBuffer> q) {
+  constexpr const char* kOp = "batchla_orgqr";
+  auto qs = CheckOrgqr(kOp, a, taus, *q);
+  if (!qs) return qs.error();
+  const MatrixShape& as = qs->a;
+  return RunQr(kOp, a.element_type(), as.batch, false, as.rows, as.cols, [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchOrgqr<T>(stream, DataAs<T>(a), DataAs<T>(taus), DataAs<T>(q), as.batch,
+                                   static_cast<int>(as.rows), static_cast<int>(as.cols),
+                                   static_cast<int>(qs->k));
+  });
+}
+
+ffi::Error OrmqrImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer taus, AnyBuffer c,
+                     Result<AnyBuffer> x, bool trans) {
+  constexpr const char* kOp = "batchla_ormqr";
+  auto qs = CheckOrmqr(kOp, a, taus, c, *x);
+  if (!qs) return qs.error();
+  const MatrixShape& as = qs->a;
+  return RunQr(kOp, a.element_type(), as.batch, false, as.rows, as.cols, [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchOrmqr<T>(stream, DataAs<T>(a), DataAs<T>(taus), DataAs<T>(c),
+                                   DataAs<T>(x), as.batch, static_cast<int>(as.rows),
+                                   static_cast<int>(as.cols), static_cast<int>(qs->k),
+                                   static_cast<int>(qs->cols), trans);
+  });
+}
+
+// qr and qr_r share LaunchQr; qr_r passes q = nullptr (R only).
+ffi::Error QrCommon(const char* op, cudaStream_t stream, AnyBuffer a, AnyBuffer* q, AnyBuffer r) {
+  auto as = CheckQr(op, a, q, r);
+  if (!as) return as.error();
+  return RunQr(op, a.element_type(), as->batch, true, as->rows, as->cols, [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchQr<T>(stream, DataAs<T>(a), q ? DataAs<T>(*q) : nullptr, DataAs<T>(r),
+                                as->batch, static_cast<int>(as->rows), static_cast<int>(as->cols));
+  });
+}
+
+ffi::Error QrImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> q, Result<AnyBuffer> r) {
+  return QrCommon("batchla_qr", stream, a, &*q, *r);
+}
+
+ffi::Error QrRImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> r) {
+  return QrCommon("batchla_qr_r", stream, a, nullptr, *r);
+}
+
+ffi::Error LstsqImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x,
+                     Result<AnyBuffer> rdiag, Result<AnyBuffer> resid) {
+  constexpr const char* kOp = "batchla_lstsq";
+  auto qs = CheckLstsq(kOp, a, b, *x, *rdiag, *resid);
+  if (!qs) return qs.error();
+  const MatrixShape& as = qs->a;
+  return RunQr(kOp, a.element_type(), as.batch, true, as.rows, as.cols + qs->cols, [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchLstsq<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x),
+                                   DataAs<T>(rdiag), DataAs<T>(resid), as.batch,
+                                   static_cast<int>(as.rows), static_cast<int>(as.cols),
+                                   static_cast<int>(qs->cols));
+  });
+}
+
 }  // namespace
 }  // namespace batchla_ffi
 
@@ -238,6 +334,57 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaSlogdetCuda, batchla_ffi::SlogdetImpl,
                                   .Ret<ffi::AnyBuffer>(), // logabsdet
                               {ffi::Traits::kCmdBufferCompatible});
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaGeqrfCuda, batchla_ffi::GeqrfImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>()  // qr
+                                  .Ret<ffi::AnyBuffer>(), // taus
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaOrgqrCuda, batchla_ffi::OrgqrImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // taus
+                                  .Ret<ffi::AnyBuffer>(), // q
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaOrmqrCuda, batchla_ffi::OrmqrImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // taus
+                                  .Arg<ffi::AnyBuffer>()  // c
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Attr<bool>("trans"),
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaQrCuda, batchla_ffi::QrImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>()  // q
+                                  .Ret<ffi::AnyBuffer>(), // r
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaQrRCuda, batchla_ffi::QrRImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>(), // r
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaLstsqCuda, batchla_ffi::LstsqImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Ret<ffi::AnyBuffer>()  // rdiag
+                                  .Ret<ffi::AnyBuffer>(), // resid
+                              {ffi::Traits::kCmdBufferCompatible});
+
 namespace {
 
 template <typename Fn>
@@ -261,6 +408,12 @@ NB_MODULE(_cuda, m) {
     d["batchla_gesv"] = Capsule(BatchlaGesvCuda);
     d["batchla_inverse"] = Capsule(BatchlaInverseCuda);
     d["batchla_slogdet"] = Capsule(BatchlaSlogdetCuda);
+    d["batchla_geqrf"] = Capsule(BatchlaGeqrfCuda);
+    d["batchla_orgqr"] = Capsule(BatchlaOrgqrCuda);
+    d["batchla_ormqr"] = Capsule(BatchlaOrmqrCuda);
+    d["batchla_qr"] = Capsule(BatchlaQrCuda);
+    d["batchla_qr_r"] = Capsule(BatchlaQrRCuda);
+    d["batchla_lstsq"] = Capsule(BatchlaLstsqCuda);
     return d;
   });
   // Size limits of the kernels, per dtype name, for the Python lowerings' fallbacks.
@@ -279,4 +432,20 @@ NB_MODULE(_cuda, m) {
   limit("potrf_max_n", batchla::PotrfMaxN<float>, batchla::PotrfMaxN<double>);
   limit("getrf_max_n", batchla::GetrfMaxN<float>, batchla::GetrfMaxN<double>);
   limit("lu_fused_max_n", batchla::LuFusedMaxN<float>, batchla::LuFusedMaxN<double>);
+  // Size predicates of the QR kernels (bindings/TARGETS.md), per dtype name.
+  auto fits = [&m](const char* name, const char* cols_name, bool (*f32)(int, int),
+                   bool (*f64)(int, int)) {
+    m.def(
+        name,
+        [name, f32, f64](const std::string& dtype_name, int64_t rows, int64_t cols) -> bool {
+          if (rows < 0 || cols < 0 || rows > INT32_MAX || cols > INT32_MAX) return false;
+          if (dtype_name == "float32") return f32(static_cast<int>(rows), static_cast<int>(cols));
+          if (dtype_name == "float64") return f64(static_cast<int>(rows), static_cast<int>(cols));
+          throw nb::value_error((std::string(name) + ": dtype must be 'float32' or 'float64', got '" +
+                                 dtype_name + "'").c_str());
+        },
+        nb::arg("dtype_name"), nb::arg("m"), nb::arg(cols_name));
+  };
+  fits("qr_supported", "n", batchla::QrSupported<float>, batchla::QrSupported<double>);
+  fits("qr_fused_fits", "ncols", batchla::QrFusedFits<float>, batchla::QrFusedFits<double>);
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "bindings/ffi_common.h"
@@ -38,7 +39,7 @@ inline ffi::ErrorOr<MatrixShape> RhsOperand(const char* op, const ffi::AnyBuffer
   if (!s) return s;
   if (s->rows != as.rows) {
     return ffi::Unexpected(ShapeError(Operand(op, name) + " must have " +
-                                      std::to_string(as.rows) + " rows (the order of a), got " +
+                                      std::to_string(as.rows) + " rows (the rows of a), got " +
                                       DimsString(b.dimensions())));
   }
   if (s->batch != as.batch) {
@@ -167,6 +168,128 @@ inline ffi::ErrorOr<MatrixShape> CheckSlogdet(const char* op, const ffi::AnyBuff
   if (auto e = VectorOperand(op, logabsdet, "logabsdet", a, -1, true); e.failure())
     return ffi::Unexpected(e);
   return as;
+}
+
+// ---- QR family: a (..., m, n) with m >= n; results shaped by a's batch dims ---------------------
+
+// A QR operand a (..., m, n): m >= n, dimensions that fit an int.
+inline ffi::ErrorOr<MatrixShape> TallOperand(const char* op, const ffi::AnyBuffer& a, const char* name) {
+  auto s = MatrixShapeOf(a, Operand(op, name).c_str());
+  if (!s) return s;
+  if (s->rows < s->cols) {
+    return ffi::Unexpected(ShapeError(Operand(op, name) + " must have at least as many rows as " +
+                                      "columns (m >= n), got shape " + DimsString(a.dimensions())));
+  }
+  if (auto e = IntSized(op, *s, name); e.failure()) return ffi::Unexpected(e);
+  return s;
+}
+
+// `out` must have the batch dims of a followed by `tail`, and a's dtype (taus, r, x, rdiag, ...).
+inline ffi::Error BatchedLikeA(const char* op, const ffi::AnyBuffer& out, const char* name,
+                               const ffi::AnyBuffer& a, std::initializer_list<int64_t> tail) {
+  auto od = out.dimensions(), ad = a.dimensions();
+  const size_t batch_rank = ad.size() - 2;
+  bool ok = od.size() == batch_rank + tail.size() &&
+            std::equal(ad.begin(), ad.end() - 2, od.begin()) &&
+            std::equal(tail.begin(), tail.end(), od.begin() + batch_rank);
+  if (!ok) {
+    std::string want;
+    for (int64_t t : tail) want += (want.empty() ? "" : ", ") + std::to_string(t);
+    return ShapeError(Operand(op, name) + " must have the batch shape of a followed by (" + want +
+                      (tail.size() == 1 ? ",)" : ")") + ", got " + DimsString(od) +
+                      " for a of shape " + DimsString(ad));
+  }
+  if (out.element_type() != a.element_type())
+    return ShapeError(Operand(op, name) + " must have the dtype of a");
+  return ffi::Error::Success();
+}
+
+// The shapes of a QR-family call: a's (batch, m, n), the reflector count k (orgqr, ormqr) and the
+// columns of c / b (ormqr's p, lstsq's k, both in `cols`).
+struct QrShape {
+  MatrixShape a;
+  int64_t k = 0;     // reflectors: taus' length
+  int64_t cols = 0;  // columns of c (ormqr) or b (lstsq)
+};
+
+// geqrf: a (..., m, n) -> qr (like a), taus (..., n).
+inline ffi::ErrorOr<MatrixShape> CheckGeqrf(const char* op, const ffi::AnyBuffer& a,
+                                            const ffi::AnyBuffer& qr, const ffi::AnyBuffer& taus) {
+  auto as = TallOperand(op, a, "a");
+  if (!as) return as;
+  if (auto e = SameAs(op, qr, "qr", a, "a"); e.failure()) return ffi::Unexpected(e);
+  if (auto e = BatchedLikeA(op, taus, "taus", a, {as->cols}); e.failure()) return ffi::Unexpected(e);
+  return as;
+}
+
+// The reflectors of orgqr / ormqr: a (..., m, n), taus (..., k) with k <= n.
+inline ffi::ErrorOr<QrShape> ReflectorOperands(const char* op, const ffi::AnyBuffer& a,
+                                               const ffi::AnyBuffer& taus) {
+  auto as = TallOperand(op, a, "a");
+  if (!as) return ffi::Unexpected(as.error());
+  auto td = taus.dimensions();
+  const int64_t k = td.size() == 0 ? -1 : td[td.size() - 1];
+  if (k < 0 || k > as->cols) {
+    return ffi::Unexpected(ShapeError(Operand(op, "taus") + " must have a last dimension k <= " +
+                                      std::to_string(as->cols) + " (the columns of a), got " +
+                                      DimsString(td)));
+  }
+  if (auto e = BatchedLikeA(op, taus, "taus", a, {k}); e.failure()) return ffi::Unexpected(e);
+  return QrShape{*as, k, 0};
+}
+
+// orgqr: a (..., m, n), taus (..., k) -> q (like a).
+inline ffi::ErrorOr<QrShape> CheckOrgqr(const char* op, const ffi::AnyBuffer& a,
+                                        const ffi::AnyBuffer& taus, const ffi::AnyBuffer& q) {
+  auto qs = ReflectorOperands(op, a, taus);
+  if (!qs) return qs;
+  if (auto e = SameAs(op, q, "q", a, "a"); e.failure()) return ffi::Unexpected(e);
+  return qs;
+}
+
+// ormqr: a (..., m, n), taus (..., k), c (..., m, p) -> x (like c).
+inline ffi::ErrorOr<QrShape> CheckOrmqr(const char* op, const ffi::AnyBuffer& a,
+                                        const ffi::AnyBuffer& taus, const ffi::AnyBuffer& c,
+                                        const ffi::AnyBuffer& x) {
+  auto qs = ReflectorOperands(op, a, taus);
+  if (!qs) return qs;
+  auto cs = RhsOperand(op, c, "c", a, qs->a);
+  if (!cs) return ffi::Unexpected(cs.error());
+  if (auto e = IntSized(op, *cs, "c"); e.failure()) return ffi::Unexpected(e);
+  if (auto e = SameAs(op, x, "x", c, "c"); e.failure()) return ffi::Unexpected(e);
+  qs->cols = cs->cols;
+  return qs;
+}
+
+// qr / qr_r: a (..., m, n) -> q (like a; qr only, pass nullptr for qr_r), r (..., n, n).
+inline ffi::ErrorOr<MatrixShape> CheckQr(const char* op, const ffi::AnyBuffer& a,
+                                         const ffi::AnyBuffer* q, const ffi::AnyBuffer& r) {
+  auto as = TallOperand(op, a, "a");
+  if (!as) return as;
+  if (q) {
+    if (auto e = SameAs(op, *q, "q", a, "a"); e.failure()) return ffi::Unexpected(e);
+  }
+  if (auto e = BatchedLikeA(op, r, "r", a, {as->cols, as->cols}); e.failure())
+    return ffi::Unexpected(e);
+  return as;
+}
+
+// lstsq: a (..., m, n), b (..., m, k) -> x (..., n, k), rdiag (..., n), resid (..., k).
+inline ffi::ErrorOr<QrShape> CheckLstsq(const char* op, const ffi::AnyBuffer& a,
+                                        const ffi::AnyBuffer& b, const ffi::AnyBuffer& x,
+                                        const ffi::AnyBuffer& rdiag, const ffi::AnyBuffer& resid) {
+  auto as = TallOperand(op, a, "a");
+  if (!as) return ffi::Unexpected(as.error());
+  auto bs = RhsOperand(op, b, "b", a, *as);
+  if (!bs) return ffi::Unexpected(bs.error());
+  if (auto e = IntSized(op, *bs, "b"); e.failure()) return ffi::Unexpected(e);
+  if (as->cols + bs->cols > INT32_MAX)
+    return ffi::Unexpected(ShapeError(Operand(op, "b") + " has too many columns"));
+  const int64_t n = as->cols, k = bs->cols;
+  if (auto e = BatchedLikeA(op, x, "x", a, {n, k}); e.failure()) return ffi::Unexpected(e);
+  if (auto e = BatchedLikeA(op, rdiag, "rdiag", a, {n}); e.failure()) return ffi::Unexpected(e);
+  if (auto e = BatchedLikeA(op, resid, "resid", a, {k}); e.failure()) return ffi::Unexpected(e);
+  return QrShape{*as, 0, k};
 }
 
 }  // namespace batchla_ffi

@@ -26,6 +26,18 @@ except ImportError:  # pragma: no cover
 
     SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
+try:  # the namedtuple jnp.linalg.qr returns (not exported publicly)
+    from jax._src.numpy.linalg import QRResult
+except ImportError:  # pragma: no cover
+    import collections
+
+    QRResult = collections.namedtuple("QRResult", ["Q", "R"])
+
+try:  # jax's Householder QR (LAPACK / cuSOLVER geqrf): public in lax.linalg only in newer jax
+    from jax.lax.linalg import geqrf
+except ImportError:
+    from jax._src.lax.linalg import geqrf
+
 
 def shardy_enabled() -> bool:
     try:

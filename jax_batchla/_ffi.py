@@ -16,7 +16,8 @@ except ImportError:  # built without nvcc: the CUDA platform falls back to the j
     _cuda = None
 
 TARGETS = ("batchla_potrf", "batchla_trsm", "batchla_potrs", "batchla_posv", "batchla_getrf",
-           "batchla_getrs", "batchla_gesv", "batchla_inverse", "batchla_slogdet")
+           "batchla_getrs", "batchla_gesv", "batchla_inverse", "batchla_slogdet", "batchla_geqrf",
+           "batchla_orgqr", "batchla_ormqr", "batchla_qr", "batchla_qr_r", "batchla_lstsq")
 _CUDA_TARGETS = frozenset(_cuda.registrations()) if _cuda is not None else frozenset()
 
 for _module, _platform in ((_cpu, "cpu"), (_cuda, "CUDA")):
@@ -59,3 +60,19 @@ def posv_max_fused_n(dtype) -> int:
 def potrf_max_n(dtype) -> int:
     """Largest n the CUDA potrf kernels handle for `dtype` (0 without CUDA)."""
     return _cuda.potrf_max_n(jax.numpy.dtype(dtype).name) if _cuda is not None else 0
+
+
+def qr_supported(dtype, m: int, n: int) -> bool:
+    """True when the CUDA geqrf / orgqr / ormqr kernels handle m x n matrices of `dtype`
+    (m >= n; False without them)."""
+    if _cuda is None or not has_cuda_target("batchla_geqrf"):
+        return False
+    return bool(_cuda.qr_supported(jax.numpy.dtype(dtype).name, int(m), int(n)))
+
+
+def qr_fused_fits(dtype, m: int, ncols: int) -> bool:
+    """True when the fused on-chip CUDA qr / qr_r (ncols = n) or lstsq (ncols = n + k) kernels
+    handle m rows of `dtype` (False without them)."""
+    if _cuda is None or not has_cuda_target("batchla_qr"):
+        return False
+    return bool(_cuda.qr_fused_fits(jax.numpy.dtype(dtype).name, int(m), int(ncols)))

@@ -6,7 +6,8 @@ native kernel (via `mlir.lower_fun`), and a test oracle. They use no jnp.linalg,
 or lax.linalg. Each is written for one matrix with `lax.fori_loop` and batched over any leading
 dims with `jnp.vectorize`; O(n) sequential steps, so they are correct rather than fast.
 
-Shapes: a, c (..., n, n); b (..., n, k); info int32 (...). n = 0 and empty batches are legal.
+Shapes: a, c (..., n, n); b (..., n, k); info int32 (...); the QR family takes a (..., m, n) with
+m >= n. n = 0 and empty batches are legal.
 """
 
 from __future__ import annotations
@@ -173,3 +174,119 @@ def slogdet_from_lu(lu, pivots):
 def slogdet(a):
     """(sign, logabsdet) of a through getrf (see slogdet_from_lu)."""
     return slogdet_from_lu(*getrf(a)[:2])
+
+
+# ---- QR family (m >= n) ----------------------------------------------------------------------
+# Householder reflectors as LAPACK stores them: Q = H_0 ... H_{k-1}, H_j = I - tau_j v_j v_j^T,
+# v_j(i) = 0 for i < j, v_j(j) = 1 (implied), v_j(i > j) below the diagonal of column j.
+def _reflector(a, taus, j):
+    """v_j of the m x n reflector storage `a` (column j, unit at j, zeros above) and tau_j."""
+    rows = jnp.arange(a.shape[0])
+    v = jnp.where(rows > j, a[:, j], (rows == j).astype(a.dtype))
+    return v, taus[j]
+
+
+def _apply_reflector(v, tau, c):
+    """H c = c - tau v (v^T c) for c (m, p)."""
+    return c - tau * jnp.outer(v, _dot(v, c))
+
+
+def _norm2(x):
+    """||x||_2 scaled by max |x|, so it neither overflows nor underflows (as LAPACK's dnrm2);
+    NaN/Inf in x give a non-finite norm, so the matrix's results are non-finite too."""
+    scale = jnp.max(jnp.abs(x), initial=0.0)
+    safe = jnp.where(scale == 0, 1, scale)
+    return jnp.where(scale == 0, 0, scale * jnp.sqrt(_dot(x / safe, x / safe))).astype(x.dtype)
+
+
+def _geqrf1(a):
+    # Unblocked LAPACK geqr2 with dlarfg's reflector: alpha = A(j, j), x = A(j+1:, j);
+    # ||x|| == 0 -> tau = 0, R(j, j) = alpha (no reflection); else beta = -sign(alpha) hypot(alpha,
+    # ||x||), tau = (beta - alpha) / beta, v = x / (alpha - beta), R(j, j) = beta.
+    m, n = a.shape
+    if n == 0:
+        return a, jnp.zeros((0,), a.dtype)
+    rows, cols = jnp.arange(m), jnp.arange(n)
+
+    def step(j, carry):
+        a, taus = carry
+        below = rows > j
+        alpha, x = a[j, j], jnp.where(below, a[:, j], 0)
+        xnorm = _norm2(x)
+        reflect = xnorm != 0
+        beta = -jnp.copysign(jnp.hypot(alpha, xnorm), alpha)
+        tau = jnp.where(reflect, (beta - alpha) / jnp.where(reflect, beta, 1), 0)
+        v = jnp.where(below, x / jnp.where(reflect, alpha - beta, 1), (rows == j).astype(a.dtype))
+        updated = _apply_reflector(v, tau, a)  # the trailing columns; column j is replaced below
+        a = jnp.where(cols[None, :] > j, updated, a)
+        col = jnp.where(below, v, jnp.where(rows == j, jnp.where(reflect, beta, alpha), a[:, j]))
+        return a.at[:, j].set(col), taus.at[j].set(tau)
+
+    return lax.fori_loop(0, n, step, (a, jnp.zeros((n,), a.dtype)))
+
+
+def _ormqr1(a, taus, c, trans):
+    # Q c = H_0 (H_1 (... H_{k-1} c)): the last reflector first; Q^T c the other way round.
+    k = taus.shape[0]
+    if k == 0:
+        return c
+
+    def step(s, c):
+        v, tau = _reflector(a, taus, s if trans else k - 1 - s)
+        return _apply_reflector(v, tau, c)
+
+    return lax.fori_loop(0, k, step, c)
+
+
+def geqrf(a):
+    """(qr, taus): Householder QR of a (..., m, n), m >= n, exactly as LAPACK geqrf: R on and
+    above the diagonal of qr, the reflectors' v_j below it; taus (..., n). A zero (or already
+    reduced) column gives tau = 0 and no reflection, so rank-deficient input gives no NaN."""
+    return jnp.vectorize(_geqrf1, signature="(m,n)->(m,n),(n)")(a)
+
+
+def orgqr(a, taus):
+    """The first n columns of Q = H_0 ... H_{k-1} (LAPACK orgqr) from the reflectors below the
+    diagonal of a (..., m, n) and taus (..., k), k <= n <= m; a's upper triangle is not read."""
+    def one(a, taus):
+        eye = jnp.eye(a.shape[0], a.shape[1], dtype=a.dtype)
+        return _ormqr1(a, taus, eye, trans=False)
+
+    return jnp.vectorize(one, signature="(m,n),(k)->(m,n)")(a, taus)
+
+
+def ormqr(a, taus, c, *, trans=False):
+    """Q^T c if `trans` else Q c, Q = H_0 ... H_{k-1} (m x m) from a (..., m, n) and taus
+    (..., k) as `orgqr`; c (..., m, p) (LAPACK ormqr, left side)."""
+    f = partial(_ormqr1, trans=bool(trans))
+    return jnp.vectorize(f, signature="(m,n),(k),(m,p)->(m,p)")(a, taus, c)
+
+
+def _upper_square(qr):
+    """R (n x n) of geqrf's (..., m, n) output: its top rows, zeros below the diagonal."""
+    n = qr.shape[-1]
+    return jnp.triu(qr[..., :n, :])
+
+
+def qr(a):
+    """(q, r): reduced QR of a (..., m, n), m >= n: q (..., m, n) = orgqr of geqrf's reflectors,
+    r (..., n, n) = geqrf's R with zeros below the diagonal (R's diagonal signs are LAPACK's)."""
+    h, taus = geqrf(a)
+    return orgqr(h, taus), _upper_square(h)
+
+
+def qr_r(a):
+    """R (..., n, n) of geqrf(a), zeros below the diagonal."""
+    return _upper_square(geqrf(a)[0])
+
+
+def lstsq(a, b):
+    """(x, rdiag, resid): least squares by QR for a (..., m, n), m >= n, b (..., m, k). With
+    c = Q^T b: x (..., n, k) = R^-1 c[:n], rdiag (..., n) = R's diagonal, resid (..., k) the sum of
+    squares of c[n:] per column. A zero R(j, j) gives inf/NaN in that matrix's x only."""
+    n = a.shape[-1]
+    h, taus = geqrf(a)
+    c = ormqr(h, taus, b, trans=True)
+    x = trsm(_upper_square(h), c[..., :n, :], lower=False)
+    rdiag = jnp.diagonal(h, axis1=-2, axis2=-1)
+    return x, rdiag, jnp.sum(c[..., n:, :] ** 2, axis=-2)

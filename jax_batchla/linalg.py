@@ -13,6 +13,9 @@ from . import _api, _compat
 from ._ops import det as _det
 from ._ops import gesv, inverse, potrf
 from ._ops import slogdet as _slogdet
+from ._ops.qr import geqrf, qr_complete, qr_r
+from ._ops.qr import qr as _qr
+from ._lstsq import lstsq
 
 
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
@@ -137,4 +140,51 @@ def det(a):
     return _det(a)
 
 
-__all__ = ["cholesky", "solve", "inv", "det", "slogdet"] + _api.forward_missing(globals(), jnp.linalg, __name__)
+_QR_MODES = ("reduced", "complete", "r", "raw", "full")
+
+
+def qr(a, mode: str = "reduced"):
+    """Compute the QR decomposition of an array.
+
+    Mirrors :func:`jax.numpy.linalg.qr`: Householder QR with LAPACK's conventions, so ``R``'s
+    diagonal signs are jnp's. float32/float64 matrices with ``M >= N`` run jax_batchla's
+    kernels (one fused on-chip kernel per batch for ``'reduced'`` and ``'r'`` while the matrix
+    fits); wide matrices (``M < N``), complex and half-precision inputs forward to jax.
+
+    Args:
+      a: array of shape ``(..., M, N)``.
+      mode: ``'reduced'`` (default; ``'full'`` is an alias, as in jnp): ``Q`` of shape
+        ``(..., M, K)`` and ``R`` of shape ``(..., K, N)`` with ``K = min(M, N)``;
+        ``'complete'``: ``Q`` of shape ``(..., M, M)`` and ``R`` of shape ``(..., M, N)``;
+        ``'r'``: ``R`` only, of shape ``(..., K, N)`` (``Q`` is never formed);
+        ``'raw'``: LAPACK's ``(h, tau)`` with ``h`` of shape ``(..., N, M)`` (the transpose of
+        geqrf's output, as jnp returns it) and ``tau`` of shape ``(..., K)``.
+
+    Returns:
+      ``QRResult(Q, R)``, or the array ``R`` if ``mode='r'``. ``Q`` has orthonormal columns and
+      ``R`` is upper triangular. A zero or linearly dependent column gives a zero on ``R``'s
+      diagonal and no NaN; NaN/Inf in one matrix never reaches the others of the batch. The
+      gradient of the ``'reduced'``, ``'complete'`` and ``'r'`` results is jnp's (it needs ``R``
+      invertible, as jnp's does).
+    """
+    fname = "jax_batchla.linalg.qr"
+    (a,) = _api.as_inexact_arrays(fname, a=a)
+    if a.ndim < 2:
+        raise ValueError(f"{fname}: argument a must have shape (..., M, N), got {a.shape}")
+    if mode not in _QR_MODES:
+        raise ValueError(f"{fname}: unsupported QR decomposition mode {mode!r}; expected one of "
+                         f"{list(_QR_MODES)}")
+    m, n = a.shape[-2:]
+    if not _api.accelerated(a) or m < n:
+        return jnp.linalg.qr(a, mode=mode)
+    if mode == "raw":
+        h, taus = geqrf(a)
+        return _compat.QRResult(_api.mT(h), taus)
+    if mode == "r":
+        return qr_r(a)
+    if mode == "complete" and m > n:
+        return _compat.QRResult(*qr_complete(a))
+    return _compat.QRResult(*_qr(a))
+
+
+__all__ = ["cholesky", "solve", "inv", "det", "slogdet", "qr", "lstsq"] + _api.forward_missing(globals(), jnp.linalg, __name__)

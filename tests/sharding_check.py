@@ -39,6 +39,15 @@ ops = {
     "lu_factor": (lambda a: bsl.lu_factor(a)[0], (a_s,)),
     "lu_solve": (lambda a, b: bsl.lu_solve(bsl.lu_factor(a), b), (a_s, b_s)),
 }
+# QR family: tall matrices, every mode of the public qr
+t_s = jax.device_put(rng.standard_normal((8, 9, 5)), shard)
+ops.update({
+    "qr_reduced": (lambda t: bla.qr(t).Q, (t_s,)),
+    "qr_r": (lambda t: bla.qr(t, mode="r"), (t_s,)),
+    "qr_complete": (lambda t: bla.qr(t, mode="complete").Q, (t_s,)),
+    "qr_raw": (lambda t: bla.qr(t, mode="raw")[0], (t_s,)),
+    "scipy_qr": (lambda t: bsl.qr(t, mode="economic")[1], (t_s,)),
+})
 for name, (fn, args) in ops.items():
     jitted = jax.jit(fn, out_shardings=shard)
     hlo = jitted.lower(*args).compile().as_text()

@@ -114,3 +114,75 @@ def test_cuda_matches_cpu(platform, n, dtype):
             else:
                 scale = max(1.0, float(np.max(np.abs(c))))
                 np.testing.assert_allclose(g, c, atol=tol * scale, rtol=tol, err_msg=f"{name} n={n}")
+
+
+# ---- QR family ---------------------------------------------------------------------------------
+QR_SHAPES = [(1, 1), (2, 1), (5, 3), (8, 8), (16, 16), (33, 17), (40, 40), (64, 64), (100, 7), (128, 128)]
+# GPU only: the size-class edges and the shapes beyond our kernels (jax's QR / the composition)
+QR_GPU_SHAPES = QR_SHAPES + [(256, 256), (512, 512), (1024, 32), (4096, 64), (5000, 8), (600, 520)]
+
+
+def _qr_ops(ops, a, c):
+    """Every QR-family entry point of `ops` (the primitives' module or the reference), in one jit."""
+
+    def run(a, c):
+        h, taus = ops.geqrf(a)
+        return {"geqrf": (h, taus), "orgqr": ops.orgqr(h, taus), "ormqr": ops.ormqr(h, taus, c),
+                "ormqr_t": ops.ormqr(h, taus, c, trans=True), "qr": ops.qr(a), "qr_r": ops.qr_r(a),
+                "lstsq": ops.lstsq(a, c)}
+
+    return jax.tree.map(np.asarray, jax.jit(run)(a, c))
+
+
+def _qr_inputs(m, n, dtype, batch):
+    rng = np.random.default_rng(m * 1000 + n)
+    return rng.standard_normal((batch, m, n)).astype(dtype), rng.standard_normal((batch, m, 2)).astype(dtype)
+
+
+def _assert_close(ours, ref, dtype, size, what):
+    tol = 50 * size * np.finfo(dtype).eps
+    for name in ref:
+        for x, y in zip(jax.tree.leaves(ours[name]), jax.tree.leaves(ref[name])):
+            scale = max(1.0, float(np.max(np.abs(y), initial=0.0)))
+            np.testing.assert_allclose(x, y, atol=tol * scale, rtol=tol, err_msg=f"{name} {what}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,n", QR_SHAPES)
+def test_cpu_qr_matches_reference(m, n, dtype):
+    from jax_batchla._ops import qr as qr_ops
+
+    a, c = _qr_inputs(m, n, dtype, batch=2)
+    with jax.default_device(jax.devices("cpu")[0]):
+        ours = _qr_ops(qr_ops, a, c)
+        ref = _qr_ops(_reference, a, c)
+    _assert_close(ours, ref, dtype, m, f"m={m} n={n}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,n", QR_GPU_SHAPES)
+@pytest.mark.parametrize("platform", [p for p in DEVICES if p.id == "gpu"])
+def test_cuda_qr_matches_cpu(platform, m, n, dtype):
+    from jax_batchla._ops import qr as qr_ops
+
+    a, c = _qr_inputs(m, n, dtype, batch=3 if m * n <= 64 * 64 else 1)
+    with jax.default_device(jax.devices("cpu")[0]):
+        cpu = _qr_ops(qr_ops, a, c)
+    with jax.default_device(jax.devices(platform)[0]):
+        gpu = _qr_ops(qr_ops, a, c)
+    _assert_close(gpu, cpu, dtype, m, f"m={m} n={n}")
+
+
+def test_reference_qr_failure_semantics():
+    rng = np.random.default_rng(7)
+    clean = rng.standard_normal((4, 7, 5))
+    clean[3, :, 1] = 0  # a zero column: tau = 0, no NaN
+    bad = clean.copy()
+    bad[1, 4, 0] = np.nan
+    bad[2, 0, 3] = np.inf
+    run = jax.jit(lambda a: (_reference.geqrf(a), _reference.qr(a)))
+    ours_clean, ours_bad = (jax.tree.map(np.asarray, run(x)) for x in (clean, bad))
+    for c, b in zip(jax.tree.leaves(ours_clean), jax.tree.leaves(ours_bad)):
+        np.testing.assert_array_equal(b[[0, 3]], c[[0, 3]])
+        assert np.all(np.isfinite(c)) and not np.all(np.isfinite(b[1])) and not np.all(np.isfinite(b[2]))
+    assert ours_clean[0][1][3, 1] == 0

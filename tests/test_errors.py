@@ -66,3 +66,58 @@ def test_lu_errors_happen_at_trace_time():
     for fn in (bla.inv, bla.det, bla.slogdet):
         with pytest.raises(ValueError, match="argument a"):
             jax.jit(fn).lower(jax.ShapeDtypeStruct((4, 3), np.float32))
+
+
+# ---- QR family ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("call, match", [
+    (lambda: bla.qr(np.ones(3)), "argument a must have shape"),
+    (lambda: bla.qr(np.float64(1.0)), "argument a must have shape"),
+    (lambda: bla.qr(A, mode="economic"), "mode"),
+    (lambda: bsl.qr(np.ones(3)), "argument a must have shape"),
+    (lambda: bsl.qr(A, mode="raw"), "mode"),
+    (lambda: bsl.qr(A, mode="reduced"), "mode"),
+])
+def test_qr_value_errors(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: bla.qr(np.array([["a", "b"], ["c", "d"]])),
+    lambda: bsl.qr(np.array([["a", "b"], ["c", "d"]])),
+    lambda: bla.qr("not an array"),
+])
+def test_qr_type_errors_name_the_argument(call):
+    with pytest.raises(TypeError, match="argument a"):
+        call()
+
+
+def test_qr_errors_happen_at_trace_time():
+    for fn in (bla.qr, bsl.qr):
+        with pytest.raises(ValueError, match="argument a"):
+            jax.jit(fn).lower(jax.ShapeDtypeStruct((4,), np.float32))
+
+
+@pytest.mark.parametrize("bind, match", [
+    (lambda q: q.geqrf(np.ones((2, 3))), "batchla_geqrf: a must have at least as many rows"),
+    (lambda q: q.qr(np.ones((2, 3))), "batchla_qr: a must have at least as many rows"),
+    (lambda q: q.qr_r(np.ones((2, 3))), "batchla_qr_r: a must have at least as many rows"),
+    (lambda q: q.orgqr(np.ones((4, 3)), np.ones(4)), "batchla_orgqr: taus must have at most 3"),
+    (lambda q: q.ormqr(np.ones((4, 3)), np.ones(3), np.ones((3, 2))), "batchla_ormqr: c must have 4 rows"),
+    (lambda q: q.lstsq(np.ones((4, 3)), np.ones((3, 2))), "batchla_lstsq: b must have 4 rows"),
+    (lambda q: q.lstsq(np.ones((2, 3)), np.ones((2, 2))), "batchla_lstsq: a must have at least"),
+])
+def test_qr_primitive_shape_rules_name_the_operand(bind, match):
+    from jax_batchla._ops import qr as qr_ops
+
+    with pytest.raises(ValueError, match=match):
+        bind(qr_ops)
+
+
+def test_qr_primitive_vector_operand_checks():
+    from jax_batchla._ops import qr as qr_ops
+
+    with pytest.raises(TypeError, match="batchla_orgqr: taus must be float64 of shape"):
+        qr_ops.orgqr(np.ones((2, 4, 3)), np.ones((3, 3)))  # batch dims differ
+    with pytest.raises(TypeError, match="batchla_orgqr: taus must be float64"):
+        qr_ops.orgqr(np.ones((4, 3)), np.ones(3, np.float32))

@@ -194,3 +194,70 @@ def test_solve_grad_factors_once(device):
     jaxpr = str(jax.make_jaxpr(jax.grad(lambda a_, b_: bla.solve(a_, b_).sum(), argnums=(0, 1)))(a, b))
     assert jaxpr.count("batchla_getrf") == 1
     assert jaxpr.count("batchla_getrs") == 2
+
+
+# ---- QR family ---------------------------------------------------------------------------------
+def test_qr_vmap_non_leading_axes_and_nested(device):
+    rng = np.random.default_rng(20)
+    a = rng.standard_normal((3, 4, 7, 5))
+    q_ref, r_ref = np.linalg.qr(a)
+    a_t = np.moveaxis(a, 1, 2)  # (3, 7, 4, 5)
+    q, r = jax.vmap(bla.qr, in_axes=2, out_axes=1)(a_t)
+    np.testing.assert_allclose(np.asarray(q), q_ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(r), r_ref, rtol=1e-10, atol=1e-12)
+    nested = jax.jit(jax.vmap(jax.vmap(lambda x: bla.qr(x, mode="r")), in_axes=1, out_axes=1))(a)
+    np.testing.assert_allclose(np.asarray(nested), r_ref, rtol=1e-10, atol=1e-12)
+    qc = jax.vmap(lambda x: bsl.qr(x)[0], in_axes=3, out_axes=0)(np.moveaxis(a, 0, 3))
+    np.testing.assert_allclose(np.asarray(qc), np.asarray(jnp.linalg.qr(a, mode="complete")[0]),
+                               rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("in_axes", [(0, 0), (None, 0), (0, None), (1, 2)])
+def test_ormqr_vmap_every_in_axes_pattern(device, in_axes):
+    from jax_batchla._ops import qr as qr_ops
+
+    rng = np.random.default_rng(21)
+    h, taus = (np.asarray(x) for x in qr_ops.geqrf(rng.standard_normal((4, 6, 3))))
+    c = rng.standard_normal((4, 6, 2))
+    pick = lambda x, axis, i: x[0] if axis is None else x[i]  # the operand matrix i sees
+    ref = np.stack([np.asarray(qr_ops.ormqr(pick(h, in_axes[0], i), pick(taus, in_axes[0], i),
+                                            pick(c, in_axes[1], i), trans=True)) for i in range(4)])
+    h_in = h[0] if in_axes[0] is None else np.moveaxis(h, 0, in_axes[0])
+    taus_in = taus[0] if in_axes[0] is None else taus
+    c_in = c[0] if in_axes[1] is None else np.moveaxis(c, 0, in_axes[1])
+    fn = lambda h_, t_, c_: qr_ops.ormqr(h_, t_, c_, trans=True)
+    t_axis = None if in_axes[0] is None else 0
+    out = jax.jit(jax.vmap(fn, in_axes=(in_axes[0], t_axis, in_axes[1])))(h_in, taus_in, c_in)
+    np.testing.assert_allclose(np.asarray(out), ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 4), (2, 6, 3)])
+def test_grad_qr(device, shape):
+    rng = np.random.default_rng(22)
+    a = rng.standard_normal(shape)
+    check_grads(lambda x: bla.qr(x), (a,), order=2, modes=["fwd", "rev"])
+    check_grads(lambda x: bla.qr(x, mode="r"), (a,), order=2, modes=["fwd", "rev"])
+    check_grads(lambda x: bla.qr(x, mode="complete"), (a,), order=1, modes=["fwd", "rev"])
+    check_grads(lambda x: bsl.qr(x, mode="economic"), (a,), order=1, modes=["fwd", "rev"])
+    # Gradients agree with jnp's (the complete Q's included).
+    for mode in ("reduced", "complete", "r"):
+        f = lambda x, qr: sum(jnp.sum(jnp.sin(t)) for t in jax.tree.leaves(qr(x, mode=mode)))
+        np.testing.assert_allclose(np.asarray(jax.jit(jax.grad(f, argnums=0), static_argnums=1)(a, bla.qr)),
+                                   np.asarray(jax.grad(f)(a, jnp.linalg.qr)), rtol=1e-9, atol=1e-11,
+                                   err_msg=mode)
+
+
+def test_grad_ormqr_in_c_and_householder_primitives_refuse(device):
+    from jax_batchla._ops import qr as qr_ops
+
+    rng = np.random.default_rng(23)
+    h, taus = qr_ops.geqrf(rng.standard_normal((2, 5, 3)))
+    c = rng.standard_normal((2, 5, 2))
+    for trans in (False, True):
+        check_grads(lambda c_: qr_ops.ormqr(h, taus, c_, trans=trans), (c,), order=2, modes=["fwd", "rev"])
+    with pytest.raises(NotImplementedError, match="batchla_geqrf"):
+        jax.grad(lambda x: qr_ops.geqrf(x)[0].sum())(np.asarray(h))
+    with pytest.raises(NotImplementedError, match="batchla_orgqr"):
+        jax.grad(lambda x: qr_ops.orgqr(x, taus).sum())(np.asarray(h))
+    with pytest.raises(NotImplementedError, match="batchla_ormqr"):
+        jax.grad(lambda x: qr_ops.ormqr(x, taus, c).sum())(np.asarray(h))

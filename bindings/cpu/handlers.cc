@@ -8,13 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "bindings/cpu/geqrf.h"
 #include "bindings/cpu/getrf.h"
 #include "bindings/cpu/getrs.h"
 #include "bindings/cpu/lu_solvers.h"
+#include "bindings/cpu/orgqr.h"
+#include "bindings/cpu/ormqr.h"
 #include "bindings/cpu/parallel.h"
 #include "bindings/cpu/posv.h"
 #include "bindings/cpu/potrf.h"
 #include "bindings/cpu/potrs.h"
+#include "bindings/cpu/qr_solvers.h"
 #include "bindings/cpu/trsm.h"
 #include "bindings/ffi_common.h"
 #include "bindings/validate.h"
@@ -239,6 +243,156 @@ ffi::Error SlogdetImpl(ffi::ThreadPool pool, AnyBuffer a, Result<AnyBuffer> sign
   });
 }
 
+// Per-thread scratch of the QR ops (host memory, reused), for an m x ncols factorization: taus
+// (n), a matrix to factor (work_len), lstsq's R (rwork_len) and the Householder buffers.
+template <typename T>
+batchla::cpu::QrScratch<T> ThreadQrScratch(int64_t m, int64_t n, int64_t ncols,
+                                           int64_t work_len = 0, int64_t rwork_len = 0) {
+  thread_local std::vector<T> buf;
+  buf.resize(static_cast<size_t>(n + work_len + rwork_len +
+                                 batchla::cpu::HouseholderScratchLen(m, ncols)));
+  T* p = buf.data();
+  return {p, p + n, p + n + work_len,
+          batchla::cpu::CarveHouseholderScratch(p + n + work_len + rwork_len, m, ncols)};
+}
+
+// Flops of n reflectors applied to an m x ncols matrix: sum_j 4 (m - j)(ncols - j).
+double QrFlops(int64_t m, int64_t n, int64_t ncols) {
+  const double dm = double(m), dn = double(n), dc = double(ncols);
+  return 4.0 * (dm * dn * dc - (dm + dc) * dn * dn / 2 + dn * dn * dn / 3);
+}
+
+ffi::Error GeqrfImpl(ffi::ThreadPool pool, AnyBuffer a, Result<AnyBuffer> qr, Result<AnyBuffer> taus) {
+  constexpr const char* kOp = "batchla_geqrf";
+  auto as = CheckGeqrf(kOp, a, *qr, *taus);
+  if (!as) return as.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t m = as->rows, n = as->cols, mn = m * n;
+    const T* pa = DataAs<const T>(a);
+    T* pqr = DataAs<T>(qr);
+    T* ptaus = DataAs<T>(taus);
+    ParallelFor(pool, as->batch, QrFlops(m, n, n), [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        T* qrb = pqr + b * mn;
+        if (pa != pqr) std::copy_n(pa + b * mn, mn, qrb);  // skipped when XLA aliased a, qr
+        auto s = ThreadQrScratch<T>(m, 0, n);
+        batchla::cpu::HouseholderInPlace(qrb, n, m, n, n, ptaus + b * n, s.h);
+      }
+    });
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error OrgqrImpl(ffi::ThreadPool pool, AnyBuffer a, AnyBuffer taus, Result<AnyBuffer> q) {
+  constexpr const char* kOp = "batchla_orgqr";
+  auto qs = CheckOrgqr(kOp, a, taus, *q);
+  if (!qs) return qs.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t m = qs->a.rows, n = qs->a.cols, k = qs->k, mn = m * n;
+    const T* pa = DataAs<const T>(a);
+    const T* ptaus = DataAs<const T>(taus);
+    T* pq = DataAs<T>(q);
+    ParallelFor(pool, qs->a.batch, QrFlops(m, k, n), [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        T* qb = pq + b * mn;
+        if (pa != pq) std::copy_n(pa + b * mn, mn, qb);
+        auto s = ThreadQrScratch<T>(m, 0, n);
+        batchla::cpu::OrgqrInPlace(qb, ptaus + b * k, m, n, k, s.h);
+      }
+    });
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error OrmqrImpl(ffi::ThreadPool pool, AnyBuffer a, AnyBuffer taus, AnyBuffer c, Result<AnyBuffer> x,
+                     bool trans) {
+  constexpr const char* kOp = "batchla_ormqr";
+  auto qs = CheckOrmqr(kOp, a, taus, c, *x);
+  if (!qs) return qs.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t m = qs->a.rows, n = qs->a.cols, k = qs->k, p = qs->cols;
+    const T* pa = DataAs<const T>(a);
+    const T* ptaus = DataAs<const T>(taus);
+    const T* pc = DataAs<const T>(c);
+    T* px = DataAs<T>(x);
+    ParallelFor(pool, qs->a.batch, 4.0 * m * k * p, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        T* xb = px + b * m * p;
+        if (pc != px) std::copy_n(pc + b * m * p, m * p, xb);  // skipped when XLA aliased c, x
+        auto s = ThreadQrScratch<T>(m, 0, p);
+        batchla::cpu::OrmqrInPlace(pa + b * m * n, ptaus + b * k, xb, m, n, k, p, trans, s.h);
+      }
+    });
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error QrImpl(ffi::ThreadPool pool, AnyBuffer a, Result<AnyBuffer> q, Result<AnyBuffer> r) {
+  constexpr const char* kOp = "batchla_qr";
+  auto as = CheckQr(kOp, a, &*q, *r);
+  if (!as) return as.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t m = as->rows, n = as->cols;
+    const T* pa = DataAs<const T>(a);
+    T* pq = DataAs<T>(q);
+    T* pr = DataAs<T>(r);
+    ParallelFor(pool, as->batch, 2 * QrFlops(m, n, n), [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        auto s = ThreadQrScratch<T>(m, n, n);
+        batchla::cpu::QrOf(pa + b * m * n, pq + b * m * n, pr + b * n * n, m, n, s);
+      }
+    });
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error QrRImpl(ffi::ThreadPool pool, AnyBuffer a, Result<AnyBuffer> r) {
+  constexpr const char* kOp = "batchla_qr_r";
+  auto as = CheckQr(kOp, a, nullptr, *r);
+  if (!as) return as.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t m = as->rows, n = as->cols;
+    const T* pa = DataAs<const T>(a);
+    T* pr = DataAs<T>(r);
+    ParallelFor(pool, as->batch, QrFlops(m, n, n), [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        auto s = ThreadQrScratch<T>(m, n, n, m * n);
+        batchla::cpu::QrROf(pa + b * m * n, pr + b * n * n, m, n, s);
+      }
+    });
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error LstsqImpl(ffi::ThreadPool pool, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x,
+                     Result<AnyBuffer> rdiag, Result<AnyBuffer> resid) {
+  constexpr const char* kOp = "batchla_lstsq";
+  auto qs = CheckLstsq(kOp, a, b, *x, *rdiag, *resid);
+  if (!qs) return qs.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t m = qs->a.rows, n = qs->a.cols, k = qs->cols;
+    const T* pa = DataAs<const T>(a);
+    const T* pb = DataAs<const T>(b);
+    T* px = DataAs<T>(x);
+    T* prdiag = DataAs<T>(rdiag);
+    T* presid = DataAs<T>(resid);
+    ParallelFor(pool, qs->a.batch, QrFlops(m, n, n + k), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        auto s = ThreadQrScratch<T>(m, n, n + k, m * (n + k), n * n);
+        batchla::cpu::LstsqOf(pa + i * m * n, pb + i * m * k, px + i * n * k, prdiag + i * n,
+                              presid + i * k, m, n, k, s);
+      }
+    });
+    return ffi::Error::Success();
+  });
+}
+
 }  // namespace
 }  // namespace batchla_ffi::cpu
 
@@ -318,3 +472,48 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaSlogdetCpu, batchla_ffi::cpu::SlogdetImpl,
                                   .Arg<ffi::AnyBuffer>()  // a
                                   .Ret<ffi::AnyBuffer>()  // sign
                                   .Ret<ffi::AnyBuffer>());  // logabsdet
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaGeqrfCpu, batchla_ffi::cpu::GeqrfImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>()  // qr
+                                  .Ret<ffi::AnyBuffer>());  // taus
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaOrgqrCpu, batchla_ffi::cpu::OrgqrImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // taus
+                                  .Ret<ffi::AnyBuffer>());  // q
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaOrmqrCpu, batchla_ffi::cpu::OrmqrImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // taus
+                                  .Arg<ffi::AnyBuffer>()  // c
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Attr<bool>("trans"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaQrCpu, batchla_ffi::cpu::QrImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>()  // q
+                                  .Ret<ffi::AnyBuffer>());  // r
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaQrRCpu, batchla_ffi::cpu::QrRImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>());  // r
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaLstsqCpu, batchla_ffi::cpu::LstsqImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Ret<ffi::AnyBuffer>()  // rdiag
+                                  .Ret<ffi::AnyBuffer>());  // resid

@@ -14,6 +14,12 @@ XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaGetrsCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaGesvCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaInverseCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaSlogdetCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaGeqrfCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaOrgqrCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaOrmqrCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaQrCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaQrRCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaLstsqCpu);
 
 namespace batchla_ffi::cpu {
 
@@ -32,6 +38,12 @@ inline constexpr Target kTargets[] = {
     {"batchla_gesv", BatchlaGesvCpu},
     {"batchla_inverse", BatchlaInverseCpu},
     {"batchla_slogdet", BatchlaSlogdetCpu},
+    {"batchla_geqrf", BatchlaGeqrfCpu},
+    {"batchla_orgqr", BatchlaOrgqrCpu},
+    {"batchla_ormqr", BatchlaOrmqrCpu},
+    {"batchla_qr", BatchlaQrCpu},
+    {"batchla_qr_r", BatchlaQrRCpu},
+    {"batchla_lstsq", BatchlaLstsqCpu},
 };
 
 }  // namespace batchla_ffi::cpu

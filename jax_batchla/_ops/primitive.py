@@ -37,16 +37,25 @@ class OpSpec:
     fold_rhs_batch: bool = False
     # operands that are int32 per-matrix vectors (..., n) (a permutation), not float matrices
     index_operands: tuple[str, ...] = ()
+    # operands that are float per-matrix vectors (..., k) of the matrices' dtype (QR's taus)
+    vector_operands: tuple[str, ...] = ()
     cuda_lowering: Callable | None = None  # replaces the plain FFI lowering on CUDA
 
 
-def check_matrix_operands(name: str, operands: tuple[str, ...], *avals, index_operands=()):
-    """Internal consistency checks shared by all ops (the public API reports user errors first)."""
+def check_matrix_operands(name: str, operands: tuple[str, ...], *avals, index_operands=(),
+                          vector_operands=()):
+    """Internal consistency checks shared by all ops (the public API reports user errors first).
+    The first operand is a matrix; it fixes the batch dims (and dtype) the others must share."""
     batch = None
     for what, aval in zip(operands, avals):
         if what in index_operands:
             if aval.dtype != jnp.int32 or aval.ndim < 1 or aval.shape[:-1] != batch:
                 raise TypeError(f"{name}: {what} must be int32 of shape {batch} + (n,), got "
+                                f"{aval.dtype}{list(aval.shape)}")
+            continue
+        if what in vector_operands:
+            if aval.dtype != dtype or aval.ndim < 1 or aval.shape[:-1] != batch:
+                raise TypeError(f"{name}: {what} must be {dtype} of shape {batch} + (k,), got "
                                 f"{aval.dtype}{list(aval.shape)}")
             continue
         if aval.dtype not in FLOAT_DTYPES:
@@ -77,18 +86,27 @@ def ffi_lowering(target: str):
     return rule
 
 
-def sized_cuda_lowering(target: str, max_n: Callable, fallback: Callable):
-    """The CUDA lowering of an op whose kernels cover n <= max_n(dtype): our FFI target there;
-    beyond it `fallback` (a jnp function of the op's operands and params, built from our other
-    primitives or jax's own ops) lowered in its place."""
+def conditional_cuda_lowering(target: str, fits: Callable, fallback: Callable):
+    """The CUDA lowering of an op whose kernels cover only some shapes: our FFI target where
+    `fits(*avals_in, **params)` holds; elsewhere `fallback` (a jnp function of the op's operands
+    and params returning a sequence of results, built from our other primitives or jax's own
+    ops) lowered in its place."""
 
     def rule(ctx, *args, **params):
-        aval = ctx.avals_in[0]
-        if aval.shape[-1] <= max_n(aval.dtype):
+        if fits(*ctx.avals_in, **params):
             return ffi_lowering(target)(ctx, *args, **params)
         return mlir.lower_fun(fallback, multiple_results=True)(ctx, *args, **params)
 
     return rule
+
+
+def sized_cuda_lowering(target: str, max_n: Callable, fallback: Callable):
+    """conditional_cuda_lowering for kernels that cover n <= max_n(dtype) of the first operand."""
+
+    def fits(a, *avals, **params):
+        return a.shape[-1] <= max_n(a.dtype)
+
+    return conditional_cuda_lowering(target, fits, fallback)
 
 
 def _batch_rule(prim: Primitive, spec: OpSpec, args, dims, **params):
@@ -113,7 +131,8 @@ def make_primitive(spec: OpSpec) -> Primitive:
     prim.def_impl(partial(_compat.apply_primitive, prim))
 
     def abstract_eval(*avals, **params):
-        check_matrix_operands(spec.name, spec.operands, *avals, index_operands=spec.index_operands)
+        check_matrix_operands(spec.name, spec.operands, *avals, index_operands=spec.index_operands,
+                              vector_operands=spec.vector_operands)
         out = spec.shape_rule(*avals, **params)
         return out if spec.multiple_results else out[0]
 

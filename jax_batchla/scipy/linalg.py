@@ -16,6 +16,8 @@ from jax import lax
 from .. import _api
 from .. import linalg as _linalg
 from .._ops import getrf, getrs, posv, potrf, potrs, trsm, unit_lower
+from .._ops.qr import qr as _qr
+from .._ops.qr import qr_complete, qr_r
 
 _TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
 
@@ -250,6 +252,45 @@ def det(a, overwrite_a: bool = False, check_finite: bool = True):
     return _linalg.det(a)
 
 
+def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: bool = False,
+       check_finite: bool = True):
+    """Compute the QR decomposition of an array; mirrors :func:`jax.scipy.linalg.qr`.
+
+    Householder QR with LAPACK's conventions (``R``'s diagonal signs are LAPACK's). float32 and
+    float64 matrices with ``M >= N`` run jax_batchla's kernels; wide matrices, other dtypes and
+    ``pivoting=True`` forward to jax.
+
+    Args:
+      a: array of shape ``(..., M, N)``.
+      mode: ``'full'`` (default): ``Q`` of shape ``(..., M, M)`` and ``R`` of shape
+        ``(..., M, N)``; ``'economic'``: ``Q`` of shape ``(..., M, K)`` and ``R`` of shape
+        ``(..., K, N)``, ``K = min(M, N)``; ``'r'``: only ``R``, of shape ``(..., M, N)``.
+      pivoting: compute the column-pivoted ``A[:, P] = Q R`` (forwards to jax).
+      overwrite_a, lwork, check_finite: unused, as in JAX.
+
+    Returns:
+      ``(Q, R)``, or ``(Q, R, P)`` with ``pivoting``; for ``mode='r'`` the tuple ``(R,)`` (or
+      ``(R, P)``). A zero or linearly dependent column gives a zero on ``R``'s diagonal and no NaN.
+    """
+    del overwrite_a, lwork, check_finite
+    fname = "jax_batchla.scipy.linalg.qr"
+    if mode not in ("full", "r", "economic"):
+        raise ValueError(f"{fname}: unsupported QR decomposition mode {mode!r}; expected 'full', "
+                         "'r' or 'economic'")
+    (a,) = _api.as_inexact_arrays(fname, a=a)
+    if a.ndim < 2:
+        raise ValueError(f"{fname}: argument a must have shape (..., M, N), got {a.shape}")
+    m, n = a.shape[-2:]
+    if pivoting or not _api.accelerated(a) or m < n:
+        return jsl.qr(a, mode=mode, pivoting=pivoting)
+    if mode == "r":  # R of the complete QR: (M, N), zero rows below N
+        r = qr_r(a)
+        return (jnp.pad(r, [(0, 0)] * (r.ndim - 2) + [(0, m - n), (0, 0)]),)
+    if mode == "economic" or m == n:
+        return tuple(_qr(a))
+    return tuple(qr_complete(a))
+
+
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "lu_factor",
-           "lu_solve", "lu", "inv", "det"]
+           "lu_solve", "lu", "inv", "det", "qr"]
 __all__ += _api.forward_missing(globals(), jsl, __name__)
