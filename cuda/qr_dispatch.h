@@ -1,6 +1,8 @@
 // Internal contract between cuda/qr.cu (the QR entry points of launch.h) and the QR size classes:
-//   small   m <= tuning::kQrSmallMaxM, ncols <= 32   cuda/qr_small*.{cuh,cu}   QrSmall<T>
-//           (a lane per column, the column in registers; fused outputs only)
+//   small   m <= tuning::kQrSmallMaxM, ncols <= tuning::kQrSmallMaxCols (64, 64)
+//           cuda/qr_small*.{cuh,cu}   QrSmall<T>
+//           (a lane per column, the column in registers; a warp per unit for ncols <= 32, a pair
+//           of warps above; fused outputs only)
 //   engine  everything else QrSupported accepts      cuda/qr_engine*.{cuh,cu}  QrEngine<T>
 //           (a block per matrix, blocked Householder with compact-WY panels; the matrix in
 //           shared memory when it fits, else worked on in place in the output buffer; the block
@@ -45,7 +47,7 @@ int QrColumns(const QrArgs<T>& args, QrOutput out) {
   return out == QrOutput::kLstsq ? args.n + args.k : args.n;
 }
 
-// Small class: m <= kQrSmallMaxM and ncols <= 32, every output kind.
+// Small class: 1 <= m <= kQrSmallMaxM (64) and 1 <= ncols <= kQrSmallMaxCols (64), every output kind.
 template <typename T>
 bool QrSmallFits(int m, int ncols);
 template <typename T>

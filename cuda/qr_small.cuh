@@ -1,28 +1,33 @@
-// Batched Householder QR, SMALL class: m <= kQrSmallMaxM (32) rows, ncols <= 32 columns
-// (ncols = n, or n + k for least squares), every output kind of cuda/qr_dispatch.h.
+// Batched Householder QR, SMALL class: m <= kQrSmallMaxM (64) rows, ncols <= kQrSmallMaxCols (64)
+// columns (ncols = n, or n + k for least squares), every output kind of cuda/qr_dispatch.h.
 //
 // Storage: ROW-MAJOR (launch.h): element (i, j) of matrix b of an m x n array at b*m*n + i*n + j,
 // int64_t offsets. The kernel thinks in COLUMNS: a lane owns one column of one matrix.
 //
-// Layout on chip: lane groups of G = next pow2 >= ncols lanes, one matrix per group, 32 / G
-// matrices per warp. Lane c of a group holds column c (of a, or of b for c >= n in lstsq) in
-// registers, rows padded with zeros to the compile-time M in {4, 8, 16, 32} (M >= m), so every
+// Layout on chip: lane groups of G = next pow2 >= ncols lanes, one matrix per group, inside a
+// UNIT of U lanes that share reflector slots and synchronise once per step: U = 32 (a warp,
+// __syncwarp, 32 / G matrices) for ncols <= 32; U = 64 (a pair of warps, named barrier, G = 64,
+// one matrix) for ncols in 33..64. Lane c of a group holds column c (of a, or of b for c >= n in
+// lstsq) in registers, rows padded with zeros to the compile-time M in {4, 8, 16, 32, 64}
+// (M >= m; M = 64 whenever U = 64), so every
 // row index is static (no local memory) and the padding rows need no predicates: they stay 0.
 // Step j (unrolled, rows i < j skipped at compile time): lane j builds its reflector (LAPACK
 // dlarfg, see launch.h) from its own column, writes u_j (rows > j), R(0:j, j) (rows <= j) and
-// (kappa_j, u_j(j)) to its warp's shared-memory slot, H_j = I - kappa u u^T (geqrf: LAPACK's
+// (kappa_j, u_j(j)) to its unit's shared-memory slot, H_j = I - kappa u u^T (geqrf: LAPACK's
 // u = v, kappa = tau; the other outputs skip the scaling of v, see QrSmallRefl); after one
-// __syncwarp every lane c > j reads u_j with vector loads (a broadcast within the group) and
+// unit sync every lane c > j reads u_j with vector loads (a broadcast within the group) and
 // updates its column locally: w = kappa u^T col, col -= w u, accumulating ||col(j+2:)||^2 on
 // the way (the next step's dlarfg input, off the critical path). No reductions across lanes: a
 // column's dot product is the lane's own FMAs.
-// kR / kGeqrf keep 2 reflector slots (a ring: the __syncwarp of step j+1 orders step j's reads
+// kR / kGeqrf keep 2 reflector slots (a ring: the unit sync of step j+1 orders step j's reads
 // before step j+2's write); kQr / kLstsq keep all n (Q is formed afterwards by backward
 // accumulation, org2r-style, each lane its own column of Q starting from e_c; lstsq back-
 // substitutes R x = Q^T b with lanes owning right-hand sides and R read from the same slots).
 // Global I/O: each lane loads its column straight from global memory (all M loads in flight;
-// per row a group reads G consecutive elements), and stores its outputs the same way (no shared-memory staging; not yet compared with it). Grid:
-// persistent blocks of warps walking warp-sized batches of matrices with an int64 stride.
+// per row a group reads G consecutive elements), and stores its outputs the same way (no
+// shared-memory staging; not yet compared with it). Grid: persistent blocks of units walking
+// unit-sized batches of matrices with an int64 stride. M = 64 f64 holds 128 registers of column
+// (kernels built for 1 block per SM: ~230 registers, no spills, tuning::kQrSmallM64MinBlocks).
 // Failure: the only data-dependent branch is the reflector's norm rescue (tiny / huge norms);
 // NaN/Inf only reach the lanes of their own matrix.
 #pragma once
@@ -73,7 +78,7 @@ struct QrSmallScalar<double> {
 };
 
 // Reflector slots per matrix: all n for kQr / kLstsq (read again after the factorization), else
-// a ring of 2. Per warp at most 32 * M values (slots * NV <= 32 since n <= G).
+// a ring of 2. Per unit at most U * M values (slots * matrices <= U since n <= G).
 template <QrOutput OUT>
 __host__ __device__ constexpr bool QrSmallKeepsAll() { return OUT == QrOutput::kQr || OUT == QrOutput::kLstsq; }
 
@@ -265,19 +270,19 @@ __device__ __forceinline__ void QrSmallLoadColumn(const QrArgs<T>& args, int64_t
 }
 
 // Shared memory of a block: U * M reflector values and U (kappa, uj) per unit (slots * NV <= U
-// per unit, see QrSmallKeepsAll), dynamic because M = 64 f64 needs more than 48 KB.
+// per unit, see QrSmallKeepsAll). Dynamic for M = 64 (f64 needs more than 48 KB); static for
+// M <= 32, whose kernels are thereby the same PTX as before M = 64 existed.
 template <typename T, int M>
-constexpr size_t QrSmallSmem() {
-  return size_t(kQrSmallThreads) * (M * sizeof(T) + sizeof(QrSmallRefl<T>));
+constexpr size_t QrSmallDynamicSmem() {
+  return M == 64 ? size_t(kQrSmallThreads) * (M * sizeof(T) + sizeof(QrSmallRefl<T>)) : 0;
 }
 
+// M <= 32: no minimum blocks per SM (0 = ptxas' own register choice, as before M = 64 existed).
 template <typename T, int M, int U, QrOutput OUT>
-__global__ void __launch_bounds__(kQrSmallThreads) QrSmallKernel(QrArgs<T> args, int ncols, int glog2) {
+__global__ void __launch_bounds__(kQrSmallThreads, M == 64 ? tuning::kQrSmallM64MinBlocks : 0)
+    QrSmallKernel(QrArgs<T> args, int ncols, int glog2) {
   constexpr int kUnits = kQrSmallThreads / U;
   static_assert(kUnits * U == kQrSmallThreads && kUnits < 16, "whole units, named barriers 1..15");
-  extern __shared__ __align__(16) unsigned char qr_small_smem[];
-  T* vbuf = reinterpret_cast<T*>(qr_small_smem);
-  QrSmallRefl<T>* hbuf = reinterpret_cast<QrSmallRefl<T>*>(vbuf + kQrSmallThreads * M);
   const int ulane = threadIdx.x % U, unit = threadIdx.x / U;
   const int G = 1 << glog2, per_unit = U >> glog2;
   const int g = ulane >> glog2, c = ulane & (G - 1);
@@ -285,8 +290,20 @@ __global__ void __launch_bounds__(kQrSmallThreads) QrSmallKernel(QrArgs<T> args,
   constexpr bool kAll = QrSmallKeepsAll<OUT>();
   constexpr int kSteps = QrSmallMaxSteps<M, U>();
   const int NVr = kAll ? n : (n < 2 ? n : 2);  // slots per matrix (runtime; NV template = max)
-  T* vslots = vbuf + (unit * U + g * NVr) * M;
-  QrSmallRefl<T>* hslots = hbuf + unit * U + g * NVr;
+  T* vslots;  // this matrix's reflector slots
+  QrSmallRefl<T>* hslots;
+  if constexpr (QrSmallDynamicSmem<T, M>() > 0) {
+    extern __shared__ __align__(16) unsigned char qr_small_smem[];
+    T* vbuf = reinterpret_cast<T*>(qr_small_smem);
+    QrSmallRefl<T>* hbuf = reinterpret_cast<QrSmallRefl<T>*>(vbuf + kQrSmallThreads * M);
+    vslots = vbuf + (unit * U + g * NVr) * M;
+    hslots = hbuf + unit * U + g * NVr;
+  } else {
+    __shared__ __align__(16) T vbuf[kUnits][U * M];
+    __shared__ QrSmallRefl<T> hbuf[kUnits][U];
+    vslots = &vbuf[unit][g * NVr * M];
+    hslots = &hbuf[unit][g * NVr];
+  }
   const int64_t units_total = CeilDiv(args.batch, per_unit);
   for (int64_t wg = int64_t(blockIdx.x) * kUnits + unit; wg < units_total;
        wg += int64_t(gridDim.x) * kUnits) {
@@ -298,7 +315,8 @@ __global__ void __launch_bounds__(kQrSmallThreads) QrSmallKernel(QrArgs<T> args,
     T mytau = 0;
     constexpr bool kScaled = OUT == QrOutput::kGeqrf;  // only geqrf returns the v's
     if constexpr (kAll)
-      QrSmallFactor<T, M, U, kSteps, kScaled>(col, mytau, c, active, n, ncols, vslots, hslots, unit);
+      QrSmallFactor<T, M, U, kSteps, kScaled>(col, mytau, c, active, n, ncols, vslots, hslots,
+                                              unit);
     else
       QrSmallFactor<T, M, U, 2, kScaled>(col, mytau, c, active, n, ncols, vslots, hslots, unit);
     if (!active) continue;
@@ -372,7 +390,7 @@ cudaError_t QrSmallLaunch(cudaStream_t stream, const QrArgs<T>& args, int ncols)
   constexpr int kUnits = kQrSmallThreads / U;
   const int64_t blocks = CeilDiv(CeilDiv(args.batch, per_unit), kUnits);
   auto kernel = QrSmallKernel<T, M, U, OUT>;
-  constexpr size_t kSmem = QrSmallSmem<T, M>();
+  constexpr size_t kSmem = QrSmallDynamicSmem<T, M>();
   cudaError_t e = cudaSuccess;
   if constexpr (kSmem > 48 * 1024)
     e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem));
@@ -395,6 +413,26 @@ cudaError_t QrSmallForM(cudaStream_t stream, const QrArgs<T>& args, QrOutput out
   return cudaErrorInvalidValue;
 }
 
+// The M = 64 kernels compile slowly (fully unrolled 64-row columns), so they live in their own
+// translation units, under 60 s each: cuda/qr_small_{f32,f64}_tall.cu (m > 32, ncols <= 32, a
+// warp per unit), cuda/qr_small_{f32,f64}_wide.cu (ncols > 32, a pair of warps; kGeqrf, kR) and
+// cuda/qr_small_{f32,f64}_wide_q.cu (kQr, kLstsq).
+#define BATCHLA_QR_SMALL_M64(T, U, OUT) \
+  template cudaError_t QrSmallLaunch<T, 64, U, OUT>(cudaStream_t, const QrArgs<T>&, int);
+#define BATCHLA_QR_SMALL_M64_ALL(PREFIX, T)               \
+  PREFIX BATCHLA_QR_SMALL_M64(T, 32, QrOutput::kGeqrf)    \
+  PREFIX BATCHLA_QR_SMALL_M64(T, 32, QrOutput::kR)        \
+  PREFIX BATCHLA_QR_SMALL_M64(T, 32, QrOutput::kQr)       \
+  PREFIX BATCHLA_QR_SMALL_M64(T, 32, QrOutput::kLstsq)    \
+  PREFIX BATCHLA_QR_SMALL_M64(T, 64, QrOutput::kGeqrf)    \
+  PREFIX BATCHLA_QR_SMALL_M64(T, 64, QrOutput::kR)        \
+  PREFIX BATCHLA_QR_SMALL_M64(T, 64, QrOutput::kQr)       \
+  PREFIX BATCHLA_QR_SMALL_M64(T, 64, QrOutput::kLstsq)
+BATCHLA_QR_SMALL_M64_ALL(extern, float)
+BATCHLA_QR_SMALL_M64_ALL(extern, double)
+
+// The small class's contract (cuda/qr_dispatch.h): 1 <= m <= 64 and 1 <= ncols <= 64; ncols <= 32
+// runs in warp units, more in pairs of warps (both tuning.h's limits).
 template <typename T>
 bool QrSmallFits(int m, int ncols) {
   return m >= 1 && m <= kQrSmallMaxM && ncols >= 1 && ncols <= kQrSmallMaxCols;

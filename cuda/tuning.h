@@ -143,6 +143,17 @@ constexpr int kQrSmallThreads = 128;  // threads per block of the small class (c
 // instead of keeping it in registers (benchmark override: BATCHLA_QR_SMALL_RELOAD_MIN_M).
 // Measured (check_qr_small, 256 MiB kR): re-reading from M = 16 gave f32 n = 16 / 32 0.36 / 0.22
 // vs 0.37 / 0.24 keeping u in registers, f64 0.44 / 0.25 vs 0.46 / 0.25; so off (64 > any M).
+// Blocks per SM the M = 64 small-QR kernels are compiled for (__launch_bounds__' second
+// argument; benchmark override BATCHLA_QR_SMALL_M64_MIN_BLOCKS): 1 leaves ptxas up to 255
+// registers (f64: ~230, no spills), 3 caps them at 168 (f64 then spills up to 44 B stores /
+// 320 B loads). Measured (check_qr_small, 256 MiB, H200), f64 n = 64 kQr / kR: 283 / 351-368
+// GB/s with 1, 389 / 382 with 3 (n = 48 kR 313 vs 403); f32 the same either way. So 3: the
+// spills are outside the per-reflector loop's hot path and cost less than the lost occupancy.
+#ifdef BATCHLA_QR_SMALL_M64_MIN_BLOCKS
+constexpr int kQrSmallM64MinBlocks = BATCHLA_QR_SMALL_M64_MIN_BLOCKS;
+#else
+constexpr int kQrSmallM64MinBlocks = 3;
+#endif
 #ifdef BATCHLA_QR_SMALL_RELOAD_MIN_M
 constexpr int kQrSmallReloadMinM = BATCHLA_QR_SMALL_RELOAD_MIN_M;
 #else

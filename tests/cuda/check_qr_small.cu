@@ -1,15 +1,17 @@
-// Standalone check + timing of the SMALL QR class (m <= 32, ncols <= 32; cuda/qr_small.cuh)
-// through detail::QrSmall (cuda/qr_dispatch.h), every output kind, float and double. Exits
-// non-zero on any failure. Build (links only what it needs):
+// Standalone check + timing of the SMALL QR class (m <= 64, ncols <= 64; cuda/qr_small.cuh)
+// through detail::QrSmall (cuda/qr_dispatch.h), every output kind, float and double, both unit
+// widths (a warp for ncols <= 32, a pair of warps above). Exits non-zero on any failure. Build
+// (links only what it needs; the M = 64 kernels live in cuda/qr_small_{f32,f64}_{tall,wide}.cu):
 //   nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I. -o /tmp/chk \
-//        tests/cuda/check_qr_small.cu cuda/qr_small_f32.cu cuda/qr_small_f64.cu
+//        tests/cuda/check_qr_small.cu cuda/qr_small_*.cu
 // Reference: a float64 host Householder QR with the kernel's (LAPACK dlarfg) conventions.
 // Checks per matrix: ||A - QR||_1 / (n ||A||_1 eps) and ||I - Q^T Q||_1 / (n eps) <= 30 (Q from
 // geqrf's reflectors and from kQr), R and taus against the host's (same signs; scaled
 // differences <= 30; kR / kQr too, with zeros below the diagonal), lstsq x / rdiag / resid against the host.
 // Outputs are poisoned with NaN first (unwritten elements fail); zero columns must give tau = 0
 // and no NaN; a NaN matrix must leave its neighbours bit-identical to a NaN-free run.
-// Usage: check_qr_small [--no-timing | --timing-only] | --time-one N f32|f64
+// Usage: check_qr_small [--no-timing | --timing-only] [--m64-only] | --time-one N f32|f64
+// (--m64-only: only the shapes that run the M = 64 kernels, e.g. for compute-sanitizer.)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -335,23 +337,37 @@ static void Time(int n, QrOutput out, const char* what) {
   cudaEventDestroy(e0); cudaEventDestroy(e1);
 }
 
+static bool g_m64_only = false;
+static bool Wanted(int m, int ncols) { return !g_m64_only || m > 32 || ncols > 32; }
+
 template <typename T>
 static void Checks() {
   const int shapes[][2] = {{1, 1}, {2, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 3}, {7, 7}, {8, 8}, {9, 4},
                            {12, 12}, {16, 16}, {17, 9}, {20, 20}, {24, 13}, {31, 31}, {32, 32},
-                           {32, 8}, {32, 1}};
+                           {32, 8}, {32, 1},
+                           // M = 64: tall (ncols <= 32, a warp) and wide (a pair of warps).
+                           {33, 33}, {40, 17}, {48, 48}, {64, 64}, {64, 1}, {64, 32}, {63, 40},
+                           {33, 2}, {64, 33}};
   for (auto& s : shapes) {
+    if (!Wanted(s[0], s[1])) continue;
     Case<T>(s[0], s[1], 1, 1);
     Case<T>(s[0], s[1], 7, 1);
     Case<T>(s[0], s[1], 1001, 1);
   }
-  Case<T>(4, 4, int64_t(1) << 20, 997);
-  Case<T>(3, 2, (int64_t(1) << 20) + 3, 997);
-  const int ls[][2] = {{1, 1}, {4, 2}, {5, 3}, {8, 8}, {16, 9}, {17, 9}, {30, 30}, {32, 16}, {32, 30}};
+  if (Wanted(4, 4)) {
+    Case<T>(4, 4, int64_t(1) << 20, 997);
+    Case<T>(3, 2, (int64_t(1) << 20) + 3, 997);
+  }
+  Case<T>(64, 48, 30011, 997);  // pairs of warps, many grid-stride rounds
+  const int ls[][2] = {{1, 1}, {4, 2}, {5, 3}, {8, 8}, {16, 9}, {17, 9}, {30, 30}, {32, 16}, {32, 30},
+                       {33, 31}, {50, 30}, {64, 62}, {64, 64}};
   for (auto& s : ls)
     for (int k : {0, 1, 2})
-      if (s[1] + k <= 32) LstsqCase<T>(s[0], s[1], k, 333);
-  LstsqCase<T>(6, 2, 29, 45);  // ncols = 31 > m: a full warp per matrix
+      if (s[1] + k <= 64 && Wanted(s[0], s[1] + k)) LstsqCase<T>(s[0], s[1], k, 333);
+  if (Wanted(6, 31)) LstsqCase<T>(6, 2, 29, 45);  // ncols = 31 > m: a full warp per matrix
+  LstsqCase<T>(60, 3, 5, 333);  // tall, 8 lanes per matrix
+  LstsqCase<T>(6, 2, 40, 45);   // ncols = 42 > 32 >= m: a pair of warps on 6 rows
+  LstsqCase<T>(40, 30, 4, 77);  // ncols = 34: a pair of warps
 }
 
 int main(int argc, char** argv) {
@@ -365,11 +381,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--no-timing")) timing = false;
     if (!std::strcmp(argv[i], "--timing-only")) checks = false;
+    if (!std::strcmp(argv[i], "--m64-only")) g_m64_only = true;
   }
   if (checks) { Checks<float>(); Checks<double>(); }
   if (timing) {
-    for (int n : {4, 8, 16, 32}) { Time<float>(n, QrOutput::kR, "r"); Time<double>(n, QrOutput::kR, "r"); }
-    for (int n : {8, 31}) {  // lstsq needs n + k <= 32
+    for (int n : {4, 8, 16, 32, 48, 64}) { Time<float>(n, QrOutput::kR, "r"); Time<double>(n, QrOutput::kR, "r"); }
+    for (int n : {32, 48, 64}) { Time<float>(n, QrOutput::kQr, "qr"); Time<double>(n, QrOutput::kQr, "qr"); }
+    for (int n : {8, 31, 63}) {  // lstsq needs n + k <= 64
       Time<float>(n, QrOutput::kQr, "qr"); Time<double>(n, QrOutput::kQr, "qr");
       Time<float>(n, QrOutput::kLstsq, "lstsq"); Time<double>(n, QrOutput::kLstsq, "lstsq");
       Time<float>(n, QrOutput::kGeqrf, "geqrf");
