@@ -203,6 +203,8 @@ def main(argv=None):
                 flops = op_batch * op.flops_per_matrix(n)
                 t_min = max(nbytes / copy_bw, flops / peak if peak else 0.0)
                 for lib in libs:
+                    if lib == "torch" and op.torch is None:
+                        continue                            # no torch peer for this op
                     row = {"lib": lib, "op": name, "dtype": dtype, "n": n, "batch": op_batch,
                            "bytes": nbytes, "flops": flops, "seconds": None, "max_rel_err": None,
                            "has_nan": None, "speedup_vs_best_peer": None, "note": None, "error": in_err}
