@@ -130,6 +130,46 @@ __device__ void FactorPanel(const Mat<T>& w, int m, int j0, int jb, T* tau, Scra
   __syncthreads();
 }
 
+// A short panel (columns [j0, j0 + jb), rows j0..m-1 of W) in one warp's registers: lane l holds
+// rows j0 + l + 32 q, q < kRowsPerLane. Used by WarpPanel and WarpOrg2r (warp 0 only).
+template <typename T, int kNB, int kRowsPerLane>
+struct WarpPanelRegs {
+  T p[kRowsPerLane][kNB];
+
+  __device__ __forceinline__ void Load(const Mat<T>& w, int m, int j0, int jb) {
+#pragma unroll
+    for (int q = 0; q < kRowsPerLane; ++q) {
+      const int row = j0 + threadIdx.x + 32 * q;
+#pragma unroll
+      for (int c = 0; c < kNB; ++c) p[q][c] = row < m && c < jb ? w(row, j0 + c) : T(0);
+    }
+  }
+  __device__ __forceinline__ void Store(const Mat<T>& w, int m, int j0, int jb) const {
+#pragma unroll
+    for (int q = 0; q < kRowsPerLane; ++q) {
+      const int row = j0 + threadIdx.x + 32 * q;
+#pragma unroll
+      for (int c = 0; c < kNB; ++c)
+        if (row < m && c < jb) w(row, j0 + c) = p[q][c];
+    }
+  }
+  // Columns right of c: p(:, cc) -= t (v^T p(:, cc)) v (warp-wide dot products).
+  __device__ __forceinline__ void ApplyRight(int c, const T (&v)[kRowsPerLane], T t) {
+#pragma unroll
+    for (int cc = 0; cc < kNB; ++cc) {
+      if (cc <= c) continue;
+      T d = 0;
+#pragma unroll
+      for (int q = 0; q < kRowsPerLane; ++q) d += v[q] * p[q][cc];
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) d += ShflXor(d, o);
+      const T td = t * d;
+#pragma unroll
+      for (int q = 0; q < kRowsPerLane; ++q) p[q][cc] -= td * v[q];
+    }
+  }
+};
+
 // The panel in one warp's registers, for short panels (rows - j0 <= 32 * kRowsPerLane): lane l
 // holds rows j0 + l + 32 q of the panel's columns; every reduction is a warp shuffle, so the
 // panel costs no block barrier (the other warps wait at the one barrier at the end). Same
@@ -138,13 +178,9 @@ template <typename T, int kThreads, int kNB, int kRowsPerLane>
 __device__ void WarpPanel(const Mat<T>& w, int m, int j0, int jb, T* tau) {
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;
-    T p[kRowsPerLane][kNB];
-#pragma unroll
-    for (int q = 0; q < kRowsPerLane; ++q) {
-      const int row = j0 + lane + 32 * q;
-#pragma unroll
-      for (int c = 0; c < kNB; ++c) p[q][c] = row < m && c < jb ? w(row, j0 + c) : T(0);
-    }
+    WarpPanelRegs<T, kNB, kRowsPerLane> r;
+    T (&p)[kRowsPerLane][kNB] = r.p;
+    r.Load(w, m, j0, jb);
 #pragma unroll
     for (int c = 0; c < kNB; ++c) {
       if (c >= jb) break;
@@ -165,17 +201,7 @@ __device__ void WarpPanel(const Mat<T>& w, int m, int j0, int jb, T* tau) {
 #pragma unroll
       for (int q = 0; q < kRowsPerLane; ++q)
         v[q] = q > 0 || lane > c ? p[q][c] * scale : T(q == 0 && lane == c);
-#pragma unroll
-      for (int cc = c + 1; cc < kNB; ++cc) {  // H = I - t v v^T on the columns right of c
-        T d = 0;
-#pragma unroll
-        for (int q = 0; q < kRowsPerLane; ++q) d += v[q] * p[q][cc];
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) d += ShflXor(d, o);
-        const T td = t * d;
-#pragma unroll
-        for (int q = 0; q < kRowsPerLane; ++q) p[q][cc] -= td * v[q];
-      }
+      r.ApplyRight(c, v, t);  // H = I - t v v^T on the columns right of c
 #pragma unroll
       for (int q = 0; q < kRowsPerLane; ++q) {
         if (t != T(0) && (q > 0 || lane > c)) p[q][c] = v[q];
@@ -183,13 +209,7 @@ __device__ void WarpPanel(const Mat<T>& w, int m, int j0, int jb, T* tau) {
       }
       if (lane == 0) tau[j0 + c] = t;
     }
-#pragma unroll
-    for (int q = 0; q < kRowsPerLane; ++q) {
-      const int row = j0 + lane + 32 * q;
-#pragma unroll
-      for (int c = 0; c < kNB; ++c)
-        if (row < m && c < jb) w(row, j0 + c) = p[q][c];
-    }
+    r.Store(w, m, j0, jb);
   }
   __syncthreads();
 }
@@ -364,13 +384,9 @@ template <typename T, int kNB, int kRowsPerLane>
 __device__ void WarpOrg2r(const Mat<T>& w, int m, int j0, int jb, const T* tau) {
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;
-    T p[kRowsPerLane][kNB];
-#pragma unroll
-    for (int q = 0; q < kRowsPerLane; ++q) {
-      const int row = j0 + lane + 32 * q;
-#pragma unroll
-      for (int c = 0; c < kNB; ++c) p[q][c] = row < m && c < jb ? w(row, j0 + c) : T(0);
-    }
+    WarpPanelRegs<T, kNB, kRowsPerLane> r;
+    T (&p)[kRowsPerLane][kNB] = r.p;
+    r.Load(w, m, j0, jb);
 #pragma unroll
     for (int c = kNB - 1; c >= 0; --c) {
       if (c >= jb) continue;
@@ -378,27 +394,11 @@ __device__ void WarpOrg2r(const Mat<T>& w, int m, int j0, int jb, const T* tau) 
       T v[kRowsPerLane];  // rows below j0 + c: stored; row j0 + c: 1; rows above: 0
 #pragma unroll
       for (int q = 0; q < kRowsPerLane; ++q) v[q] = q > 0 || lane > c ? p[q][c] : T(q == 0 && lane == c);
-#pragma unroll
-      for (int cc = c + 1; cc < kNB; ++cc) {
-        T d = 0;
-#pragma unroll
-        for (int q = 0; q < kRowsPerLane; ++q) d += v[q] * p[q][cc];
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) d += ShflXor(d, o);
-        const T td = t * d;
-#pragma unroll
-        for (int q = 0; q < kRowsPerLane; ++q) p[q][cc] -= td * v[q];
-      }
+      r.ApplyRight(c, v, t);
 #pragma unroll
       for (int q = 0; q < kRowsPerLane; ++q) p[q][c] = q == 0 && lane == c ? T(1) - t : -t * v[q];
     }
-#pragma unroll
-    for (int q = 0; q < kRowsPerLane; ++q) {
-      const int row = j0 + lane + 32 * q;
-#pragma unroll
-      for (int c = 0; c < kNB; ++c)
-        if (row < m && c < jb) w(row, j0 + c) = p[q][c];
-    }
+    r.Store(w, m, j0, jb);
   }
 }
 
