@@ -1,7 +1,7 @@
 """jax_batchla.linalg.lstsq: least squares by our batched QR kernels, with jnp's SVD algorithm as
 the fallback for rank-deficient and wide matrices.
 
-How the fallback is chosen without a host sync: the QR kernel always runs and also returns R's
+How the fallback is chosen inside the program: the QR kernel always runs and also returns R's
 diagonal; a `lax.cond` on one predicate for the whole batch ("every matrix has full rank") keeps
 its solution or recomputes the whole call with jnp's algorithm. Under a user's `jax.vmap` such a
 predicate would become batched and jax would then run both branches (an SVD every time), so the
@@ -37,7 +37,8 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
 
     As an extension, ``a`` and ``b`` may carry leading batch dimensions (which broadcast); every
     matrix is solved independently with jnp's per-matrix semantics. The choice of path is made
-    once per call (on the device, no host sync), also over the batch of a ``jax.vmap``. ``x`` and
+    once per call inside the program (one ``lax.cond``; XLA's GPU conditional may read that one
+    predicate on the host), also over the batch of a ``jax.vmap``. ``x`` and
     ``resid`` are differentiable to any order with respect to ``a`` and ``b``, on either path.
 
     Args:
