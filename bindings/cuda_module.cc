@@ -12,6 +12,7 @@
 
 #include "bindings/ffi_common.h"
 #include "bindings/validate.h"
+#include "bindings/validate_interleaved.h"
 #include "cuda/launch.h"
 #include "nanobind/nanobind.h"
 #include "nanobind/stl/string.h"
@@ -243,6 +244,67 @@ ffi::Error LstsqImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBu
   });
 }
 
+// ---- interleaved layout: (..., rows, cols, c) buffers (bindings/TARGETS.md) ---------------------
+ffi::Error IlPotrfImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info,
+                       bool symmetrize) {
+  constexpr const char* kOp = "batchla_il_potrf";
+  auto as = CheckInterleavedFactor(kOp, a, *l, "l", *info);
+  if (!as) return as.error();
+  return Run(kOp, a.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchIlPotrf<T>(stream, DataAs<T>(a), DataAs<T>(l), DataAs<int32_t>(info),
+                                     as->chunks, as->c, static_cast<int>(as->rows), symmetrize);
+  });
+}
+
+ffi::Error IlPotrsImpl(cudaStream_t stream, AnyBuffer l, AnyBuffer b, Result<AnyBuffer> x, bool lower) {
+  constexpr const char* kOp = "batchla_il_potrs";
+  auto bs = CheckInterleavedSolve(kOp, l, "l", b, *x);
+  if (!bs) return bs.error();
+  return Run(kOp, l.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchIlPotrs<T>(stream, DataAs<T>(l), DataAs<T>(b), DataAs<T>(x), bs->chunks,
+                                     bs->c, static_cast<int>(bs->rows), static_cast<int>(bs->cols),
+                                     lower);
+  });
+}
+
+// The tiled posv variants keep the factor in XLA scratch memory (stream-ordered: XLA reuses it
+// only for work queued after this kernel on the same stream).
+ffi::Error IlPosvImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, AnyBuffer a, AnyBuffer b,
+                      Result<AnyBuffer> x, Result<AnyBuffer> info, bool lower) {
+  constexpr const char* kOp = "batchla_il_posv";
+  auto bs = CheckInterleavedSolve(kOp, a, "a", b, *x, &*info);
+  if (!bs) return bs.error();
+  return Run(kOp, a.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    const int n = static_cast<int>(bs->rows);
+    const size_t bytes = batchla::IlPosvScratchBytes<T>(bs->chunks, bs->c, n);
+    T* work = nullptr;
+    if (bytes > 0) {
+      auto mem = scratch.Allocate(bytes, 256);
+      if (!mem.has_value()) return cudaErrorMemoryAllocation;
+      work = static_cast<T*>(*mem);
+    }
+    return batchla::LaunchIlPosv<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x),
+                                    DataAs<int32_t>(info), work, bs->chunks, bs->c, n,
+                                    static_cast<int>(bs->cols), lower);
+  });
+}
+
+ffi::Error IlTrsmImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, bool lower,
+                      bool trans, bool unit_diag) {
+  constexpr const char* kOp = "batchla_il_trsm";
+  auto bs = CheckInterleavedSolve(kOp, a, "a", b, *x);
+  if (!bs) return bs.error();
+  return Run(kOp, a.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchIlTrsm<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x), bs->chunks,
+                                    bs->c, static_cast<int>(bs->rows), static_cast<int>(bs->cols),
+                                    lower, trans, unit_diag);
+  });
+}
+
 }  // namespace
 }  // namespace batchla_ffi
 
@@ -385,6 +447,46 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaLstsqCuda, batchla_ffi::LstsqImpl,
                                   .Ret<ffi::AnyBuffer>(), // resid
                               {ffi::Traits::kCmdBufferCompatible});
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlPotrfCuda, batchla_ffi::IlPotrfImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>()  // l
+                                  .Ret<ffi::AnyBuffer>()  // info
+                                  .Attr<bool>("symmetrize"),
+                              {ffi::Traits::kCmdBufferCompatible});
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlPotrsCuda, batchla_ffi::IlPotrsImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // l
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Attr<bool>("lower"),
+                              {ffi::Traits::kCmdBufferCompatible});
+
+// Not command-buffer compatible: the tiled variants take XLA scratch memory per call.
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlPosvCuda, batchla_ffi::IlPosvImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Ctx<ffi::ScratchAllocator>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Ret<ffi::AnyBuffer>()  // info
+                                  .Attr<bool>("lower"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlTrsmCuda, batchla_ffi::IlTrsmImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Arg<ffi::AnyBuffer>()  // b
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Attr<bool>("lower")
+                                  .Attr<bool>("trans")
+                                  .Attr<bool>("unit_diag"),
+                              {ffi::Traits::kCmdBufferCompatible});
+
 namespace {
 
 template <typename Fn>
@@ -414,6 +516,10 @@ NB_MODULE(_cuda, m) {
     d["batchla_qr"] = Capsule(BatchlaQrCuda);
     d["batchla_qr_r"] = Capsule(BatchlaQrRCuda);
     d["batchla_lstsq"] = Capsule(BatchlaLstsqCuda);
+    d["batchla_il_potrf"] = Capsule(BatchlaIlPotrfCuda);
+    d["batchla_il_potrs"] = Capsule(BatchlaIlPotrsCuda);
+    d["batchla_il_posv"] = Capsule(BatchlaIlPosvCuda);
+    d["batchla_il_trsm"] = Capsule(BatchlaIlTrsmCuda);
     return d;
   });
   // Size limits of the kernels, per dtype name, for the Python lowerings' fallbacks.
@@ -432,6 +538,16 @@ NB_MODULE(_cuda, m) {
   limit("potrf_max_n", batchla::PotrfMaxN<float>, batchla::PotrfMaxN<double>);
   limit("getrf_max_n", batchla::GetrfMaxN<float>, batchla::GetrfMaxN<double>);
   limit("lu_fused_max_n", batchla::LuFusedMaxN<float>, batchla::LuFusedMaxN<double>);
+  m.def(
+      "il_default_chunk",
+      [](const std::string& dtype_name, int n) -> int {
+        if (dtype_name == "float32") return batchla::IlDefaultChunk<float>(n);
+        if (dtype_name == "float64") return batchla::IlDefaultChunk<double>(n);
+        throw nb::value_error(("il_default_chunk: dtype must be 'float32' or 'float64', got '" +
+                               dtype_name + "'").c_str());
+      },
+      nb::arg("dtype_name"), nb::arg("n"),
+      "The interleaved chunk size the autotuner found fastest for n (cuda/interleaved_tuning.h).");
   // Size predicates of the QR kernels (bindings/TARGETS.md), per dtype name.
   auto fits = [&m](const char* name, const char* cols_name, bool (*f32)(int, int),
                    bool (*f64)(int, int)) {

@@ -141,4 +141,29 @@ cudaError_t LaunchLstsq(cudaStream_t stream, const T* a, const T* b, T* x, T* rd
 template <typename T>
 bool QrFusedFits(int m, int ncols);
 
+// ---- Interleaved layout (issue 6; bindings/TARGETS.md "Interleaved layout") --------------------
+// Buffers (chunks, rows, cols, c): element (i, j) of matrix `lane` of chunk q at
+// ((q * rows + i) * cols + j) * c + lane; any c >= 1. One thread per matrix; each matrix has the
+// semantics of the standard-layout function of the same name (info, NaN on failure, triangle
+// read). Every n is supported; the variant per n comes from cuda/interleaved_tuning.h.
+template <typename T>
+cudaError_t LaunchIlPotrf(cudaStream_t stream, const T* a, T* l, int32_t* info, int64_t chunks,
+                          int64_t c, int n, bool symmetrize);
+template <typename T>
+cudaError_t LaunchIlPotrs(cudaStream_t stream, const T* l, const T* b, T* x, int64_t chunks,
+                          int64_t c, int n, int k, bool lower);
+// posv needs `scratch` of IlPosvScratchBytes bytes (0: pass nullptr) for the factor of the
+// tiled variants; the register variants keep it on chip.
+template <typename T>
+size_t IlPosvScratchBytes(int64_t chunks, int64_t c, int n);
+template <typename T>
+cudaError_t LaunchIlPosv(cudaStream_t stream, const T* a, const T* b, T* x, int32_t* info, T* scratch,
+                         int64_t chunks, int64_t c, int n, int k, bool lower);
+template <typename T>
+cudaError_t LaunchIlTrsm(cudaStream_t stream, const T* a, const T* b, T* x, int64_t chunks, int64_t c,
+                         int n, int k, bool lower, bool trans, bool unit_diag);
+// The chunk size the autotuner found fastest for n (the Python layer's default chunk).
+template <typename T>
+int IlDefaultChunk(int n);
+
 }  // namespace batchla

@@ -17,7 +17,8 @@ except ImportError:  # built without nvcc: the CUDA platform falls back to the j
 
 TARGETS = ("batchla_potrf", "batchla_trsm", "batchla_potrs", "batchla_posv", "batchla_getrf",
            "batchla_getrs", "batchla_gesv", "batchla_inverse", "batchla_slogdet", "batchla_geqrf",
-           "batchla_orgqr", "batchla_ormqr", "batchla_qr", "batchla_qr_r", "batchla_lstsq")
+           "batchla_orgqr", "batchla_ormqr", "batchla_qr", "batchla_qr_r", "batchla_lstsq",
+           "batchla_il_potrf", "batchla_il_potrs", "batchla_il_posv", "batchla_il_trsm")
 _CUDA_TARGETS = frozenset(_cuda.registrations()) if _cuda is not None else frozenset()
 
 for _module, _platform in ((_cpu, "cpu"), (_cuda, "CUDA")):
@@ -76,3 +77,14 @@ def qr_fused_fits(dtype, m: int, ncols: int) -> bool:
     if _cuda is None or not has_cuda_target("batchla_qr"):
         return False
     return bool(_cuda.qr_fused_fits(jax.numpy.dtype(dtype).name, int(m), int(ncols)))
+
+
+IL_FALLBACK_CHUNK = 32  # one warp of matrices: the smallest chunk the interleaved layout allows
+
+
+def il_default_chunk(dtype, n: int) -> int:
+    """The chunk size c (matrices per chunk) of the interleaved layout for n x n matrices of
+    `dtype`: the one the CUDA autotuner measured fastest, else 32."""
+    if _cuda is None or not hasattr(_cuda, "il_default_chunk"):
+        return IL_FALLBACK_CHUNK
+    return int(_cuda.il_default_chunk(jax.numpy.dtype(dtype).name, int(n)))

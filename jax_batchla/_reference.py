@@ -290,3 +290,37 @@ def lstsq(a, b):
     x = trsm(_upper_square(h), c[..., :n, :], lower=False)
     rdiag = jnp.diagonal(h, axis1=-2, axis2=-1)
     return x, rdiag, jnp.sum(c[..., n:, :] ** 2, axis=-2)
+
+
+# ---- Interleaved layout (jax_batchla.interleaved) -----------------------------------------------
+# Operands (..., rows, cols, c): the lane axis c moves in front of the matrix dims, the standard
+# algorithm above runs, and the result moves back; per-matrix info (..., c) needs no move.
+def _lanes_first(x):
+    return jnp.moveaxis(x, -1, -3)
+
+
+def _lanes_last(x):
+    return jnp.moveaxis(x, -3, -1)
+
+
+def il_potrf(a, *, symmetrize=False):
+    """`potrf` per matrix of the interleaved a (..., n, n, c): (L (..., n, n, c), info (..., c))."""
+    l, info = potrf(_lanes_first(a), symmetrize=symmetrize)
+    return _lanes_last(l), info
+
+
+def il_potrs(c, b, *, lower):
+    """`potrs` per matrix of the interleaved c (..., n, n, c) and b (..., n, k, c)."""
+    return _lanes_last(potrs(_lanes_first(c), _lanes_first(b), lower=lower))
+
+
+def il_posv(a, b, *, lower):
+    """`posv` per matrix of the interleaved a (..., n, n, c), b (..., n, k, c): (x, info (..., c))."""
+    x, info = posv(_lanes_first(a), _lanes_first(b), lower=lower)
+    return _lanes_last(x), info
+
+
+def il_trsm(a, b, *, lower, trans=False, unit_diag=False):
+    """`trsm` per matrix of the interleaved a (..., n, n, c) and b (..., n, k, c)."""
+    x = trsm(_lanes_first(a), _lanes_first(b), lower=lower, trans=trans, unit_diag=unit_diag)
+    return _lanes_last(x)

@@ -14,6 +14,7 @@ jax.config.update("jax_use_shardy_partitioner", sys.argv[1] == "shardy")
 import numpy as np  # noqa: E402
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
+import jax_batchla.interleaved as il  # noqa: E402
 import jax_batchla.linalg as bla  # noqa: E402
 import jax_batchla.scipy.linalg as bsl  # noqa: E402
 
@@ -47,6 +48,20 @@ ops.update({
     "qr_complete": (lambda t: bla.qr(t, mode="complete").Q, (t_s,)),
     "qr_raw": (lambda t: bla.qr(t, mode="raw")[0], (t_s,)),
     "scipy_qr": (lambda t: bsl.qr(t, mode="economic")[1], (t_s,)),
+})
+# Interleaved layout: 128 matrices in 4 chunks of 32, the data sharded along the chunk axis
+g = rng.standard_normal((128, 5, 5))
+a_il = il.to_interleaved(g @ np.swapaxes(g, -1, -2) + 5 * np.eye(5), 32)
+l_il = il.cholesky(a_il)
+b_il = il.to_interleaved(rng.standard_normal((128, 5, 3)), 32)
+A_s, L_s, B_s = (jax.device_put(np.asarray(x.data), shard) for x in (a_il, l_il, b_il))
+wrap = lambda d: il.Interleaved(d, (128,))  # noqa: E731
+ops.update({
+    "il_cholesky": (lambda a: il.cholesky(wrap(a)).data, (A_s,)),
+    "il_cho_solve": (lambda c, b: il.cho_solve((wrap(c), True), wrap(b)).data, (L_s, B_s)),
+    "il_solve": (lambda a, b: il.solve(wrap(a), wrap(b)).data, (A_s, B_s)),
+    "il_solve_triangular": (lambda c, b: il.solve_triangular(wrap(c), wrap(b), lower=True, trans=1).data,
+                            (L_s, B_s)),
 })
 for name, (fn, args) in ops.items():
     jitted = jax.jit(fn, out_shardings=shard)

@@ -11,6 +11,7 @@
 #include "bindings/cpu/geqrf.h"
 #include "bindings/cpu/getrf.h"
 #include "bindings/cpu/getrs.h"
+#include "bindings/cpu/interleaved.h"
 #include "bindings/cpu/lu_solvers.h"
 #include "bindings/cpu/orgqr.h"
 #include "bindings/cpu/ormqr.h"
@@ -22,6 +23,7 @@
 #include "bindings/cpu/trsm.h"
 #include "bindings/ffi_common.h"
 #include "bindings/validate.h"
+#include "bindings/validate_interleaved.h"
 
 namespace batchla_ffi::cpu {
 namespace {
@@ -124,6 +126,115 @@ ffi::Error PosvImpl(ffi::ThreadPool pool, AnyBuffer a, AnyBuffer b, Result<AnyBu
       work.resize(static_cast<size_t>(n * n));
       pinfo[m] = batchla::cpu::PosvInPlace(am, xm, work.data(), n, bs->cols, lower);
     });
+    return ffi::Error::Success();
+  });
+}
+
+// ---- Interleaved layout (..., rows, cols, c): each matrix is gathered into row-major scratch,
+// handled by the same per-matrix routine as the standard target, and scattered back.
+
+// Per-thread row-major scratch for one matrix (n x n), its right-hand side (n x k) and an
+// n x n work matrix (posv's factor).
+template <typename T>
+struct InterleavedScratch {
+  T* a;
+  T* x;
+  T* work;
+};
+template <typename T>
+InterleavedScratch<T> ThreadInterleavedScratch(int64_t n, int64_t k) {
+  thread_local std::vector<T> buf;
+  buf.resize(static_cast<size_t>(2 * n * n + n * k));
+  return {buf.data(), buf.data() + n * n, buf.data() + n * n + n * k};
+}
+
+// The loop the interleaved solves share: for every matrix m, gather a_m and b_m, run
+// solve(m, a_m, x_m, work) in place on the scratch, scatter x_m. Gathering before scattering makes
+// aliased b and x safe.
+template <typename T, typename Solve>
+void InterleavedSolveBatch(ffi::ThreadPool& pool, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x,
+                           const InterleavedShape& bs, double flops, Solve&& solve) {
+  const int64_t n = bs.rows, k = bs.cols, c = bs.c;
+  const T* pa = DataAs<const T>(a);
+  const T* pb = DataAs<const T>(b);
+  T* px = DataAs<T>(x);
+  ParallelFor(pool, bs.chunks * bs.c, flops, [&](int64_t begin, int64_t end) {
+    for (int64_t m = begin; m < end; ++m) {
+      auto s = ThreadInterleavedScratch<T>(n, k);
+      batchla::cpu::GatherMatrix(pa, s.a, m, n, n, c);
+      batchla::cpu::GatherMatrix(pb, s.x, m, n, k, c);
+      solve(m, s.a, s.x, s.work);
+      batchla::cpu::ScatterMatrix(s.x, px, m, n, k, c);
+    }
+  });
+}
+
+ffi::Error IlPotrfImpl(ffi::ThreadPool pool, AnyBuffer a, Result<AnyBuffer> l, Result<AnyBuffer> info,
+                       bool symmetrize) {
+  constexpr const char* kOp = "batchla_il_potrf";
+  auto as = CheckInterleavedFactor(kOp, a, *l, "l", *info);
+  if (!as) return as.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t n = as->rows, c = as->c;
+    const T* pa = DataAs<const T>(a);
+    T* pl = DataAs<T>(l);
+    int32_t* pinfo = DataAs<int32_t>(info);
+    ParallelFor(pool, as->chunks * c, double(n) * n * n / 3, [&](int64_t begin, int64_t end) {
+      for (int64_t m = begin; m < end; ++m) {
+        T* s = ThreadInterleavedScratch<T>(n, 0).a;
+        batchla::cpu::GatherMatrix(pa, s, m, n, n, c);
+        if (symmetrize) SymmetrizeLower(s, s, n);  // reads the upper triangle, writes the lower
+        pinfo[m] = batchla::cpu::PotrfLower(s, s, n);
+        batchla::cpu::ScatterMatrix(s, pl, m, n, n, c);
+      }
+    });
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error IlPotrsImpl(ffi::ThreadPool pool, AnyBuffer c, AnyBuffer b, Result<AnyBuffer> x, bool lower) {
+  constexpr const char* kOp = "batchla_il_potrs";
+  auto bs = CheckInterleavedSolve(kOp, c, "c", b, *x);
+  if (!bs) return bs.error();
+  return DispatchFloat(c.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    InterleavedSolveBatch<T>(pool, c, b, x, *bs, 2.0 * bs->rows * bs->rows * bs->cols,
+                             [&](int64_t, const T* cm, T* xm, T*) {
+                               batchla::cpu::PotrsInPlace(cm, xm, bs->rows, bs->cols, lower);
+                             });
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error IlPosvImpl(ffi::ThreadPool pool, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x,
+                      Result<AnyBuffer> info, bool lower) {
+  constexpr const char* kOp = "batchla_il_posv";
+  auto bs = CheckInterleavedSolve(kOp, a, "a", b, *x, &*info);
+  if (!bs) return bs.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    int32_t* pinfo = DataAs<int32_t>(info);
+    const int64_t n = bs->rows;
+    const double flops = double(n) * n * n / 3 + 2.0 * n * n * bs->cols;
+    InterleavedSolveBatch<T>(pool, a, b, x, *bs, flops, [&](int64_t m, const T* am, T* xm, T* work) {
+      pinfo[m] = batchla::cpu::PosvInPlace(am, xm, work, n, bs->cols, lower);
+    });
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error IlTrsmImpl(ffi::ThreadPool pool, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x, bool lower,
+                      bool trans, bool unit_diag) {
+  constexpr const char* kOp = "batchla_il_trsm";
+  auto bs = CheckInterleavedSolve(kOp, a, "a", b, *x);
+  if (!bs) return bs.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    InterleavedSolveBatch<T>(pool, a, b, x, *bs, double(bs->rows) * bs->rows * bs->cols,
+                             [&](int64_t, const T* am, T* xm, T*) {
+                               batchla::cpu::TrsmInPlace(am, xm, bs->rows, bs->cols, lower, trans, unit_diag);
+                             });
     return ffi::Error::Success();
   });
 }
@@ -517,3 +628,38 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaLstsqCpu, batchla_ffi::cpu::LstsqImpl,
                                   .Ret<ffi::AnyBuffer>()  // x
                                   .Ret<ffi::AnyBuffer>()  // rdiag
                                   .Ret<ffi::AnyBuffer>());  // resid
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlPotrfCpu, batchla_ffi::cpu::IlPotrfImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a (..., n, n, c)
+                                  .Ret<ffi::AnyBuffer>()  // l
+                                  .Ret<ffi::AnyBuffer>()  // info (..., c)
+                                  .Attr<bool>("symmetrize"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlPotrsCpu, batchla_ffi::cpu::IlPotrsImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // c (..., n, n, c)
+                                  .Arg<ffi::AnyBuffer>()  // b (..., n, k, c)
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Attr<bool>("lower"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlPosvCpu, batchla_ffi::cpu::IlPosvImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a (..., n, n, c)
+                                  .Arg<ffi::AnyBuffer>()  // b (..., n, k, c)
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Ret<ffi::AnyBuffer>()  // info (..., c)
+                                  .Attr<bool>("lower"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlTrsmCpu, batchla_ffi::cpu::IlTrsmImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // a (..., n, n, c)
+                                  .Arg<ffi::AnyBuffer>()  // b (..., n, k, c)
+                                  .Ret<ffi::AnyBuffer>()  // x
+                                  .Attr<bool>("lower")
+                                  .Attr<bool>("trans")
+                                  .Attr<bool>("unit_diag"));

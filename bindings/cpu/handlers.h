@@ -20,6 +20,10 @@ XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaOrmqrCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaQrCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaQrRCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaLstsqCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaIlPotrfCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaIlPotrsCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaIlPosvCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaIlTrsmCpu);
 
 namespace batchla_ffi::cpu {
 
@@ -44,6 +48,10 @@ inline constexpr Target kTargets[] = {
     {"batchla_qr", BatchlaQrCpu},
     {"batchla_qr_r", BatchlaQrRCpu},
     {"batchla_lstsq", BatchlaLstsqCpu},
+    {"batchla_il_potrf", BatchlaIlPotrfCpu},
+    {"batchla_il_potrs", BatchlaIlPotrsCpu},
+    {"batchla_il_posv", BatchlaIlPosvCpu},
+    {"batchla_il_trsm", BatchlaIlTrsmCpu},
 };
 
 }  // namespace batchla_ffi::cpu

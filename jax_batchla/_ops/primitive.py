@@ -6,7 +6,9 @@ factory registers the abstract eval, the eager impl, the vmap rule and one lower
 JVP and transpose rules are op specific and live next to each op.
 
 Operands share their leading batch dims exactly (the public layer broadcasts), so the vmap rule
-only has to move the mapped axis to the front: one call, no loop.
+only has to move the mapped axis to the front: one call, no loop. The batch dims are all but the
+last `core_rank` dims of each operand: 2 for the standard layout (..., rows, cols), 3 for the
+interleaved layout (..., rows, cols, c) of jax_batchla.interleaved.
 """
 
 from __future__ import annotations
@@ -32,20 +34,22 @@ class OpSpec:
     shape_rule: Callable  # (*avals, **params) -> tuple of jax.core.ShapedArray (results)
     reference: Callable  # pure-jnp implementation with the kernel's exact semantics
     multiple_results: bool = False
-    # vmap with only the last operand (the rhs, (..., n, k)) batched folds the mapped axis into
-    # its columns: one call on the unbatched matrix, no copies of it
+    # vmap with only the last operand (the rhs, (..., n, k) or interleaved (..., n, k, c)) batched
+    # folds the mapped axis into its columns: one call on the unbatched matrix, no copies of it
     fold_rhs_batch: bool = False
     # operands that are int32 per-matrix vectors (..., n) (a permutation), not float matrices
     index_operands: tuple[str, ...] = ()
     # operands that are float per-matrix vectors (..., k) of the matrices' dtype (QR's taus)
     vector_operands: tuple[str, ...] = ()
     cuda_lowering: Callable | None = None  # replaces the plain FFI lowering on CUDA
+    core_rank: int = 2  # trailing dims of one operand that are not batch dims (3: interleaved)
 
 
 def check_matrix_operands(name: str, operands: tuple[str, ...], *avals, index_operands=(),
-                          vector_operands=()):
+                          vector_operands=(), core_rank=2):
     """Internal consistency checks shared by all ops (the public API reports user errors first).
-    The first operand is a matrix; it fixes the batch dims (and dtype) the others must share."""
+    The first operand is a matrix; it fixes the batch dims (and dtype) the others must share.
+    Matrix operands have `core_rank` trailing non-batch dims."""
     batch = None
     for what, aval in zip(operands, avals):
         if what in index_operands:
@@ -60,22 +64,23 @@ def check_matrix_operands(name: str, operands: tuple[str, ...], *avals, index_op
             continue
         if aval.dtype not in FLOAT_DTYPES:
             raise TypeError(f"{name}: {what} must be float32 or float64, got {aval.dtype}")
-        if aval.ndim < 2:
-            raise ValueError(f"{name}: {what} must have rank >= 2, got shape {aval.shape}")
+        if aval.ndim < core_rank:
+            raise ValueError(f"{name}: {what} must have rank >= {core_rank}, got shape {aval.shape}")
         if batch is None:
-            batch, dtype = aval.shape[:-2], aval.dtype
-        elif aval.shape[:-2] != batch or aval.dtype != dtype:
+            batch, dtype = aval.shape[:-core_rank], aval.dtype
+        elif aval.shape[:-core_rank] != batch or aval.dtype != dtype:
             raise ValueError(
                 f"{name}: {what} {aval.dtype}{list(aval.shape)} does not match the batch dims "
                 f"{batch} and dtype {dtype} of {operands[0]}")
     return batch
 
 
-def ffi_lowering(target: str):
-    """Lowering to an FFI custom call that XLA may split along the batch dims when sharded."""
+def ffi_lowering(target: str, core_rank: int = 2):
+    """Lowering to an FFI custom call that XLA may split along the batch dims (all but the last
+    `core_rank` dims of the first operand) when sharded."""
 
     def rule(ctx, *args, **params):
-        num_batch_dims = len(ctx.avals_in[0].shape) - 2
+        num_batch_dims = len(ctx.avals_in[0].shape) - core_rank
         extra = {"mhlo.frontend_attributes": mlir.ir_attribute({"num_batch_dims": str(num_batch_dims)})}
         if _compat.shardy_enabled():
             sdy = _compat.sdy_batch_rule(ctx.module_context, num_batch_dims, ctx.avals_in, ctx.avals_out)
@@ -114,12 +119,14 @@ def _batch_rule(prim: Primitive, spec: OpSpec, args, dims, **params):
     if spec.fold_rhs_batch and all(d is None for d in dims[:-1]):
         # x = op(A)^-1 [b_1 ... b_B]: put the mapped axis into the columns of the rhs.
         *mats, b = args
-        b = jnp.moveaxis(b, dims[-1], -1)  # (..., n, k, B)
-        out = prim.bind(*mats, b.reshape(*b.shape[:-2], -1), **params)
+        mapped = b.ndim - spec.core_rank + 1  # just past the columns: (..., n, k, B[, c])
+        b = jnp.moveaxis(b, dims[-1], mapped)
+        folded = b.shape[:mapped - 1] + (b.shape[mapped - 1] * b.shape[mapped],) + b.shape[mapped + 1:]
+        out = prim.bind(*mats, b.reshape(folded), **params)
         if not spec.multiple_results:
-            return out.reshape(b.shape), b.ndim - 1
+            return out.reshape(b.shape), mapped
         x, *rest = out  # per-matrix outputs such as info are not mapped
-        return [x.reshape(b.shape), *rest], [b.ndim - 1] + [None] * len(rest)
+        return [x.reshape(b.shape), *rest], [mapped] + [None] * len(rest)
     args = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
     out = prim.bind(*args, **params)
     return out, ((0,) * len(out) if spec.multiple_results else 0)
@@ -132,14 +139,15 @@ def make_primitive(spec: OpSpec) -> Primitive:
 
     def abstract_eval(*avals, **params):
         check_matrix_operands(spec.name, spec.operands, *avals, index_operands=spec.index_operands,
-                              vector_operands=spec.vector_operands)
+                              vector_operands=spec.vector_operands, core_rank=spec.core_rank)
         out = spec.shape_rule(*avals, **params)
         return out if spec.multiple_results else out[0]
 
     prim.def_abstract_eval(abstract_eval)
     batching.primitive_batchers[prim] = partial(_batch_rule, prim, spec)
     mlir.register_lowering(prim, mlir.lower_fun(spec.reference, multiple_results=spec.multiple_results))
-    mlir.register_lowering(prim, ffi_lowering(spec.name), platform="cpu")
+    mlir.register_lowering(prim, ffi_lowering(spec.name, spec.core_rank), platform="cpu")
     if _ffi.has_cuda() and (spec.cuda_lowering is not None or _ffi.has_cuda_target(spec.name)):
-        mlir.register_lowering(prim, spec.cuda_lowering or ffi_lowering(spec.name), platform="cuda")
+        mlir.register_lowering(prim, spec.cuda_lowering or ffi_lowering(spec.name, spec.core_rank),
+                               platform="cuda")
     return prim

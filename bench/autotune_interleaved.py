@@ -1,0 +1,114 @@
+"""Autotuner of the interleaved-layout solvers (issue 6). Run on the GPU machine:
+
+    python3 -m bench.autotune_interleaved [--nmax 64] [--out bench/results/<gpu>-interleaved-tune.json]
+
+1. Compiles the search space (bench/autotune/variants.cu once per dtype x op, in parallel) with
+   `-Xptxas -v`, and records every kernel's registers and spill bytes from ptxas' report.
+2. Runs bench/autotune/main.cu, which prunes what cannot win (spills, fewer than 4 resident
+   warps per SM), times the rest on a batch of the benchmark's size (256 MiB of matrices),
+   checks each timed variant's result, and picks per (dtype, op, n): kind (registers, fully
+   unrolled / tiles, runtime n), loop order, tile size, warps per block, and (posv) the chunk.
+3. Writes the winners to cuda/interleaved_tuning.h (bench/il_table.py), which the library
+   build compiles in, and every timing to the JSON file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+from bench import il_table
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FLAGS = ["-std=c++17", "-O3", "--expt-relaxed-constexpr", f"-I{ROOT}"]
+
+
+def compile_search_space(build: pathlib.Path, arch: str) -> dict:
+    """Builds the tuner; returns ptxas' spill report {'kernels': k, 'spilling': s}."""
+    build.mkdir(parents=True, exist_ok=True)
+    jobs = [(dtype, op) for dtype in ("float", "double") for op in range(4)]
+
+    def nvcc(args, log):
+        r = subprocess.run(["nvcc", *FLAGS, f"-arch={arch}", *args], capture_output=True, text=True)
+        (build / log).write_text(r.stdout + r.stderr)
+        if r.returncode:
+            sys.exit(f"nvcc failed ({log}):\n{r.stderr[-3000:]}")
+        return r.stdout + r.stderr
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+        futures = [pool.submit(nvcc, ["-Xptxas", "-v", f"-DIL_DTYPE={d}", f"-DIL_OP={o}", "-c",
+                                      str(ROOT / "bench/autotune/variants.cu"), "-o",
+                                      str(build / f"variants_{d}_{o}.o")], f"ptxas_{d}_{o}.log")
+                   for d, o in jobs]
+        futures.append(pool.submit(nvcc, ["-c", str(ROOT / "bench/autotune/main.cu"), "-o",
+                                          str(build / "main.o")], "main.log"))
+        logs = [f.result() for f in futures]
+    objects = [str(p) for p in sorted(build.glob("*.o"))]
+    subprocess.run(["nvcc", f"-arch={arch}", "-o", str(build / "autotune_il"), *objects], check=True)
+    spills = [int(m) for log in logs for m in re.findall(r"(\d+) bytes spill stores", log)]
+    return {"kernels": len(spills), "spilling": sum(1 for s in spills if s > 0)}
+
+
+def variant(rec: dict) -> dict:
+    return {k: rec[k] for k in ("kind", "order", "nb", "warps")}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nmax", type=int, default=il_table.TUNED_MAX_N)
+    parser.add_argument("--bytes", type=int, default=256 << 20)
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--build", default="/tmp/batchla_autotune")
+    parser.add_argument("--out", default=str(ROOT / "bench/results/nvidia-h200-interleaved-tune.json"))
+    parser.add_argument("--no-table", action="store_true", help="do not rewrite cuda/interleaved_tuning.h")
+    args = parser.parse_args()
+
+    t0 = time.time()
+    spill_report = compile_search_space(pathlib.Path(args.build), args.arch)
+    print(f"compiled the search space in {time.time() - t0:.0f} s; ptxas: {spill_report}", flush=True)
+    t1 = time.time()
+    proc = subprocess.run([f"{args.build}/autotune_il", "--nmax", str(args.nmax), "--bytes", str(args.bytes)],
+                          capture_output=True, text=True)
+    records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    print(proc.stderr[-3000:])
+    print(f"timed {sum(r['record'] == 'timing' and 'seconds' in r for r in records)} variants, pruned "
+          f"{sum('pruned' in r for r in records)}, in {time.time() - t1:.0f} s", flush=True)
+    failed = [r for r in records if r.get("ok") is False]
+    winners = [r for r in records if r["record"] == "winner"]
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                         text=True).stdout.strip()
+    pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    pathlib.Path(args.out).write_text(json.dumps({
+        "gpu": gpu, "date": time.strftime("%Y-%m-%d"), "bytes": args.bytes, "ptxas": spill_report,
+        "failed_checks": len(failed), "records": records}, indent=0))
+    print(f"wrote {args.out}")
+    if proc.returncode or failed:
+        sys.exit(f"autotune: {len(failed)} variants failed their check (rc {proc.returncode})")
+    if args.no_table:
+        return
+    table, chunks, default = il_table.heuristic()  # n beyond --nmax keep the starting table
+    for r in winners:
+        table[(r["dtype"], r["op"], r["n"])] = variant(r)
+        if r["op"] == "posv":
+            chunks[(r["dtype"], r["n"])] = r["c"]
+    for dtype in il_table.DTYPES:  # beyond the table: the tile winner at the largest tuned n
+        tiles = [r for r in winners if r["dtype"] == dtype and r["op"] == "posv" and r["kind"] == "tile"]
+        if tiles:
+            default[dtype] = variant(max(tiles, key=lambda r: r["n"]))
+    il_table.write(table, chunks, default, source=f"{gpu}, {time.strftime('%Y-%m-%d')}, "
+                   f"batch of {args.bytes >> 20} MiB per n (bench/autotune_interleaved.py)")
+    print(f"wrote {il_table.HEADER}")
+    for r in winners:
+        print(f"  {r['dtype']} {r['op']:5s} n={r['n']:2d}: {r['kind']} {r['order']} nb={r['nb']} "
+              f"warps={r['warps']} c={r['c']} {r['seconds'] * 1e6:.1f} us")
+
+
+if __name__ == "__main__":
+    main()

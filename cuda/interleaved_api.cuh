@@ -1,0 +1,68 @@
+// The interleaved solvers' host entry points (launch.h), instantiated per dtype in
+// interleaved_f32.cu / interleaved_f64.cu so the two compile in parallel.
+#pragma once
+
+#include "cuda/interleaved_launch.cuh"
+#include "cuda/launch.h"
+
+namespace batchla {
+
+template <typename T>
+cudaError_t LaunchIlPotrf(cudaStream_t stream, const T* a, T* l, int32_t* info, int64_t chunks,
+                          int64_t c, int n, bool symmetrize) {
+  const il::Args<T> g{a, nullptr, l, info, nullptr, chunks, c, n, 0,
+                      symmetrize ? il::kSymmetrize : il::kReadLower, false, false};
+  return il::LaunchTuned<T, il::Op::kPotrf>(stream, g);
+}
+
+template <typename T>
+cudaError_t LaunchIlPotrs(cudaStream_t stream, const T* l, const T* b, T* x, int64_t chunks,
+                          int64_t c, int n, int k, bool lower) {
+  const il::Args<T> g{l, b, x, nullptr, nullptr, chunks, c, n, k,
+                      lower ? il::kReadLower : il::kReadUpper, false, false};
+  return il::LaunchTuned<T, il::Op::kPotrs>(stream, g);
+}
+
+template <typename T>
+size_t IlPosvScratchBytes(int64_t chunks, int64_t c, int n) {
+  if (il::TunedVariant<T>(il::Op::kPosv, n).kind != il::Kind::kTile) return 0;
+  return size_t(chunks) * size_t(c) * (size_t(n) * (n + 1) / 2) * sizeof(T);
+}
+
+template <typename T>
+cudaError_t LaunchIlPosv(cudaStream_t stream, const T* a, const T* b, T* x, int32_t* info, T* scratch,
+                         int64_t chunks, int64_t c, int n, int k, bool lower) {
+  if (IlPosvScratchBytes<T>(chunks, c, n) > 0 && scratch == nullptr && chunks * c > 0)
+    return cudaErrorInvalidValue;
+  const il::Args<T> g{a, b, x, info, scratch, chunks, c, n, k,
+                      lower ? il::kReadLower : il::kReadUpper, false, false};
+  return il::LaunchTuned<T, il::Op::kPosv>(stream, g);
+}
+
+template <typename T>
+cudaError_t LaunchIlTrsm(cudaStream_t stream, const T* a, const T* b, T* x, int64_t chunks, int64_t c,
+                         int n, int k, bool lower, bool trans, bool unit_diag) {
+  const il::Args<T> g{a, b, x, nullptr, nullptr, chunks, c, n, k,
+                      lower ? il::kReadLower : il::kReadUpper, trans, unit_diag};
+  return il::LaunchTuned<T, il::Op::kTrsm>(stream, g);
+}
+
+template <typename T>
+int IlDefaultChunk(int n) {
+  return il::kTunedChunk[il::kDtype<T>][n < 1 ? 1 : (n > il::kTunedMaxN ? il::kTunedMaxN : n)];
+}
+
+}  // namespace batchla
+
+// Explicit instantiation of every entry point for one dtype.
+#define BATCHLA_INSTANTIATE_IL(T)                                                                   \
+  template cudaError_t batchla::LaunchIlPotrf<T>(cudaStream_t, const T*, T*, int32_t*, int64_t,     \
+                                                 int64_t, int, bool);                               \
+  template cudaError_t batchla::LaunchIlPotrs<T>(cudaStream_t, const T*, const T*, T*, int64_t,     \
+                                                 int64_t, int, int, bool);                          \
+  template size_t batchla::IlPosvScratchBytes<T>(int64_t, int64_t, int);                           \
+  template cudaError_t batchla::LaunchIlPosv<T>(cudaStream_t, const T*, const T*, T*, int32_t*, T*, \
+                                                int64_t, int64_t, int, int, bool);                  \
+  template cudaError_t batchla::LaunchIlTrsm<T>(cudaStream_t, const T*, const T*, T*, int64_t,      \
+                                                int64_t, int, int, bool, bool, bool);               \
+  template int batchla::IlDefaultChunk<T>(int);

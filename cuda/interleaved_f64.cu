@@ -1,0 +1,4 @@
+// Interleaved solvers, float64 (interleaved_api.cuh).
+#include "cuda/interleaved_api.cuh"
+
+BATCHLA_INSTANTIATE_IL(double)

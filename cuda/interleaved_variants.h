@@ -1,0 +1,57 @@
+// The kernel variants of the interleaved-layout solvers (issue 6): one description that the
+// kernels (interleaved.cuh), the dispatch (interleaved_launch.cuh), the generated tuning table
+// (interleaved_tuning.h) and the autotuner (bench/autotune_interleaved.*) all read, so no
+// variant is spelled twice. Plain C++: the tuner's host code includes it too.
+#pragma once
+
+namespace batchla {
+namespace il {
+
+enum class Op : int { kPotrf = 0, kPotrs = 1, kPosv = 2, kTrsm = 3 };
+constexpr int kNumOps = 4;
+
+// kFull: template<int N>, the whole triangle in registers, every loop unrolled (small n only).
+// kTile: template<int NB>, runtime n; NB x NB tiles in registers, the factor kept in global
+//        memory (the output for potrf, an XLA scratch buffer for posv) and re-read from L1/L2.
+// kShared: as kTile, but the thread's triangle is first staged into shared memory with cp.async
+//        and factored/solved there in place (runtime n, while it fits).
+enum class Kind : int { kFull = 0, kTile = 1, kShared = 2 };
+
+// The factorization's loop order (the solves have one order each):
+// kRight: after each pivot update the whole trailing triangle (everything loaded up front);
+// kLeft:  column (tile column) j is loaded, updated by the columns before it, then scaled;
+// kTop:   row (tile row) i is loaded and solved against the rows above it.
+// Tiled right-looking is not a variant: it rewrites the trailing matrix in global memory at
+// every step (O(n^3 / NB) read-modify-writes), which the left/top orders never do.
+enum class Order : int { kRight = 0, kLeft = 1, kTop = 2 };
+
+struct Variant {
+  Kind kind;
+  Order order;
+  int nb;     // tile size of kTile / kShared (unused by kFull)
+  int warps;  // warps per block
+};
+
+// Largest n with a kFull variant in the library and in the tuner's search space.
+constexpr int kMaxFullN = 24;
+// Largest n the tuning table covers; larger n use kTileDefault.
+constexpr int kTunedMaxN = 64;
+// kShared configurations the tuner may pick: at most this much shared memory per block, the
+// opt-in limit of sm_80, so the one table serves sm_80 and sm_90 alike.
+constexpr int kSharedPortableBytes = 163 * 1024;
+// Tile sizes the kTile and kShared variants come in.
+constexpr int kTileSizes[] = {2, 4, 8};
+
+}  // namespace il
+}  // namespace batchla
+
+namespace batchla {
+namespace il {
+
+// Short spellings for the generated table (interleaved_tuning.h).
+constexpr Variant Full(Order order, int warps) { return Variant{Kind::kFull, order, 0, warps}; }
+constexpr Variant Tile(int nb, Order order, int warps) { return Variant{Kind::kTile, order, nb, warps}; }
+constexpr Variant Shared(int nb, Order order, int warps) { return Variant{Kind::kShared, order, nb, warps}; }
+
+}  // namespace il
+}  // namespace batchla
