@@ -33,7 +33,7 @@ FLAGS = ["-std=c++17", "-O3", "--expt-relaxed-constexpr", f"-I{ROOT}"]
 def compile_search_space(build: pathlib.Path, arch: str) -> dict:
     """Builds the tuner; returns ptxas' spill report {'kernels': k, 'spilling': s}."""
     build.mkdir(parents=True, exist_ok=True)
-    jobs = [(dtype, op) for dtype in ("float", "double") for op in range(4)]
+    jobs = [(dtype, op, part) for dtype in ("float", "double") for op in range(4) for part in range(3)]
 
     def nvcc(args, log):
         r = subprocess.run(["nvcc", *FLAGS, f"-arch={arch}", *args], capture_output=True, text=True)
@@ -43,10 +43,10 @@ def compile_search_space(build: pathlib.Path, arch: str) -> dict:
         return r.stdout + r.stderr
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
-        futures = [pool.submit(nvcc, ["-Xptxas", "-v", f"-DIL_DTYPE={d}", f"-DIL_OP={o}", "-c",
-                                      str(ROOT / "bench/autotune/variants.cu"), "-o",
-                                      str(build / f"variants_{d}_{o}.o")], f"ptxas_{d}_{o}.log")
-                   for d, o in jobs]
+        futures = [pool.submit(nvcc, ["-Xptxas", "-v", f"-DIL_DTYPE={d}", f"-DIL_OP={o}", f"-DIL_PART={p}",
+                                      "-c", str(ROOT / "bench/autotune/variants.cu"), "-o",
+                                      str(build / f"variants_{d}_{o}_{p}.o")], f"ptxas_{d}_{o}_{p}.log")
+                   for d, o, p in jobs]
         futures.append(pool.submit(nvcc, ["-c", str(ROOT / "bench/autotune/main.cu"), "-o",
                                           str(build / "main.o")], "main.log"))
         logs = [f.result() for f in futures]
@@ -57,7 +57,7 @@ def compile_search_space(build: pathlib.Path, arch: str) -> dict:
 
 
 def variant(rec: dict) -> dict:
-    return {k: rec[k] for k in ("kind", "order", "nb", "warps")}
+    return {k: rec.get(k, 0) for k in ("kind", "order", "nb", "warps", "pad")}
 
 
 def main():
@@ -99,14 +99,14 @@ def main():
         if r["op"] == "posv":
             chunks[(r["dtype"], r["n"])] = r["c"]
     for dtype in il_table.DTYPES:  # beyond the table: the tile winner at the largest tuned n
-        tiles = [r for r in winners if r["dtype"] == dtype and r["op"] == "posv" and r["kind"] == "tile"]
+        tiles = [r for r in winners if r["dtype"] == dtype and r["op"] == "posv" and r["kind"] == "tile"]  # any n
         if tiles:
             default[dtype] = variant(max(tiles, key=lambda r: r["n"]))
     il_table.write(table, chunks, default, source=f"{gpu}, {time.strftime('%Y-%m-%d')}, "
                    f"batch of {args.bytes >> 20} MiB per n (bench/autotune_interleaved.py)")
     print(f"wrote {il_table.HEADER}")
     for r in winners:
-        print(f"  {r['dtype']} {r['op']:5s} n={r['n']:2d}: {r['kind']} {r['order']} nb={r['nb']} "
+        print(f"  {r['dtype']} {r['op']:5s} n={r['n']:2d}: {r['kind']} pad={r.get('pad', 0)} {r['order']} nb={r['nb']} "
               f"warps={r['warps']} c={r['c']} {r['seconds'] * 1e6:.1f} us")
 
 

@@ -7,6 +7,11 @@ calls it. Inputs: `A` SPD (batch, n, n); `L` its lower Cholesky factor; `G` gene
 full-rank (batch_t, tall_rows(n), n) with its one-column rhs `bT` (batch_t, tall_rows(n), 1). An
 op's batch is its first input's leading dim. All arrays are row-major JAX arrays; torch sees the
 same buffers through DLPack.
+
+Interleaved-layout ops (issue 6, prefix `il_`, and the conversions) take the same inputs, but
+`ours_inputs` converts them to `jax_batchla.interleaved.Interleaved` once, outside the timed call,
+and `ours_output` brings our result back to the standard layout for the check. Their `standard`
+names the standard-layout op whose `ours` runs as the extra library "ours_standard".
 """
 from __future__ import annotations
 
@@ -26,8 +31,15 @@ class Op:
     bytes_per_matrix: Callable[[int], int]  # times itemsize: minimal traffic (read inputs + write output)
     flops_per_matrix: Callable[[int], float]
     ours: Callable                          # (jax_batchla module, *args) -> array
-    jnp: Callable                           # (*args) -> array; also the reference for max_rel_err
+    jnp: Callable | None                    # (*args) -> array; also the reference for max_rel_err
     torch: Callable | None                  # (torch module, *args as tensors) -> tensor
+    # Interleaved ops only: (module, *args) -> ours' args, made once and not timed
+    ours_inputs: Callable | None = None
+    # (module, ours' output) -> the standard-layout arrays to check against the reference
+    ours_output: Callable | None = None
+    standard: str | None = None             # op whose `ours` is timed as "ours_standard"
+    # (*args) -> the reference when there is no jnp peer (conversions: the input itself)
+    reference: Callable | None = None
 
 
 def tall_rows(n: int) -> int:
@@ -50,6 +62,33 @@ def _geqrf_flops(m: int, n: int) -> float:
 def _batched_jnp_lstsq(a, b):
     """jnp.linalg.lstsq takes one matrix: map it over the batch (what a user writes today)."""
     return jax.vmap(jnp.linalg.lstsq)(a, b)
+
+
+def _il_args(m, a, *rest):
+    """a (and a rhs) in the interleaved layout: a's default chunk, the rhs following a's."""
+    ai = m.interleaved.to_interleaved(a)
+    return (ai, *(m.interleaved.to_interleaved(r, ai.chunk) for r in rest))
+
+
+def _il_std(m, x):
+    return m.interleaved.from_interleaved(x)
+
+
+def _il_op(name: str, standard: Op, ours: Callable) -> Op:
+    """An interleaved op on the inputs, bytes, flops and peers of `standard` (ours: on Interleaved)."""
+    return dataclasses.replace(standard, name=name, ours=ours, ours_inputs=_il_args,
+                               ours_output=_il_std, standard=standard.name)
+
+
+def _conversion(name: str, ours: Callable, to_layout: bool) -> Op:
+    """to/from_interleaved of A: read + write of the matrices, checked exactly against A itself."""
+    return Op(name, ("A",),
+              bytes_per_matrix=lambda n: 2 * n * n,
+              flops_per_matrix=lambda n: 0.0,
+              ours=ours, jnp=None, torch=None,
+              ours_inputs=None if to_layout else _il_args,
+              ours_output=_il_std if to_layout else None,
+              reference=lambda a: a)
 
 
 OPS: dict[str, Op] = {op.name: op for op in [
@@ -124,6 +163,18 @@ OPS: dict[str, Op] = {op.name: op for op in [
        # CUDA torch has only the 'gels' driver (QR, full rank assumed): the fair peer here
        torch=lambda t, a, b: t.linalg.lstsq(a, b).solution),
 ]}
+
+OPS.update({op.name: op for op in [   # issue 6: the interleaved layout
+    _il_op("il_potrf", OPS["cholesky"], lambda m, a: m.interleaved.cholesky(a)),
+    _il_op("il_potrs", OPS["cho_solve"], lambda m, c, b: m.interleaved.cho_solve((c, True), b)),
+    _il_op("il_posv", OPS["posv"], lambda m, a, b: m.interleaved.solve(a, b, assume_a="pos")),
+    _conversion("to_interleaved", lambda m, a: m.interleaved.to_interleaved(a), to_layout=True),
+    _conversion("from_interleaved", lambda m, x: m.interleaved.from_interleaved(x), to_layout=False),
+]})
+# --ops accepts these names for their ops; "standard" is the default run
+_INTERLEAVED = ("il_potrf", "il_potrs", "il_posv", "to_interleaved", "from_interleaved")
+OP_GROUPS = {"standard": tuple(name for name in OPS if name not in _INTERLEAVED),
+             "interleaved": _INTERLEAVED}
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3))

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from bench import report
-from bench.ops import OPS, JnpStandIn, make_inputs
+from bench.ops import OP_GROUPS, OPS, JnpStandIn, make_inputs
 from bench.timing import copy_bandwidth, time_jax, time_torch, torch_copy_bandwidth
 
 GPU_PEAK_FLOPS = 67e12   # H200 FP32 (CUDA cores) and FP64 (DMMA) peak, ~67 TFLOP/s; see DESIGN.md
@@ -47,7 +47,9 @@ def csv(kind):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--ops", type=csv(str), default=list(OPS), help=f"comma list from {','.join(OPS)}")
+    p.add_argument("--ops", type=csv(str), default=list(OP_GROUPS["standard"]),
+                   help=f"comma list from {','.join(OPS)}, or a group: {','.join(OP_GROUPS)} "
+                        "(default: standard)")
     p.add_argument("--dtypes", type=csv(str), default=["float32", "float64"])
     p.add_argument("--n", type=csv(int), default=None, help="comma list (default 2,4,...,512)")
     p.add_argument("--bytes", type=parse_bytes, default=256 * 2**20,
@@ -67,6 +69,7 @@ def parse_args(argv=None):
     a = p.parse_args(argv)
     a.n = a.n or (list(QUICK_N) if a.quick else [2 ** k for k in range(1, 10)])
     a.reps = a.reps or (5 if a.quick else 20)
+    a.ops = list(dict.fromkeys(o for g in a.ops for o in OP_GROUPS.get(g, (g,))))
     unknown = [o for o in a.ops if o not in OPS]
     if unknown:
         p.error(f"unknown ops {unknown}; known: {list(OPS)}")
@@ -79,6 +82,7 @@ def load_ours(which: str):
         return JnpStandIn, "jnp stand-in", None
     try:
         import jax_batchla
+        import jax_batchla.interleaved
         import jax_batchla.linalg
         import jax_batchla.scipy.linalg  # noqa: F401
         return jax_batchla, f"jax_batchla {getattr(jax_batchla, '__version__', '')}".strip(), None
@@ -134,10 +138,16 @@ def run_case(lib, op, inputs, ref, ours_mod, ours_err, torch, reps):
         del out
         res.update(time_torch(torch, fn, targs, reps=reps))
         return res, None
-    if lib == "ours":
+    to_standard = None
+    if lib in ("ours", "ours_standard"):
         if ours_err:
             raise RuntimeError(ours_err)
-        f = jax.jit(lambda *a: op.ours(ours_mod, *a))
+        impl = op if lib == "ours" else OPS[op.standard]
+        f = jax.jit(lambda *a: impl.ours(ours_mod, *a))
+        if lib == "ours" and op.ours_inputs:           # layout conversion: before, not timed
+            args = jax.block_until_ready(op.ours_inputs(ours_mod, *args))
+        if lib == "ours" and op.ours_output:
+            to_standard = lambda x: op.ours_output(ours_mod, x)  # noqa: E731
     else:
         f = jax.jit(op.jnp)
     t0 = time.perf_counter()
@@ -146,7 +156,7 @@ def run_case(lib, op, inputs, ref, ours_mod, ours_err, torch, reps):
     if lib == "jnp":
         res["has_nan"] = bool(_has_nan(out))
     elif ref is not None:
-        err, nan = _check(out, ref)
+        err, nan = _check(to_standard(out) if to_standard else out, ref)
         res.update(max_rel_err=float(err), has_nan=bool(nan))
     res.update(time_jax(f, args, reps=reps))
     return res, out
@@ -160,7 +170,8 @@ def main(argv=None):
     platform, kind = dev.platform, dev.device_kind
     ours_mod, ours_impl, ours_err = load_ours(args.ours)
     torch, torch_info = load_torch(platform, args.no_torch)
-    libs = ["jnp", "ours"] + (["torch"] if torch else [])   # jnp first: its output is the reference
+    # jnp first: its output is the reference; "ours_standard" only for ops that name a standard one
+    libs = ["jnp", "ours", "ours_standard"] + (["torch"] if torch else [])
 
     copy_bytes = args.copy_bytes or (2**30 if platform == "gpu" else 64 * 2**20)
     # The roofline's bandwidth is the best copy measured in this run (a higher ceiling is the
@@ -197,14 +208,17 @@ def main(argv=None):
             for name in args.ops:
                 op = OPS[name]
                 ref, case_rows = None, []
+                if op.reference and inputs is not None:       # no jnp peer: a known answer
+                    ref = op.reference(*(inputs[k] for k in op.args))
                 # inputs of other shapes (the tall T) have their own count: the first one's
                 op_batch = inputs[op.args[0]].shape[0] if inputs is not None else batch
                 nbytes = op_batch * op.bytes_per_matrix(n) * itemsize
                 flops = op_batch * op.flops_per_matrix(n)
                 t_min = max(nbytes / copy_bw, flops / peak if peak else 0.0)
                 for lib in libs:
-                    if lib == "torch" and op.torch is None:
-                        continue                            # no torch peer for this op
+                    provided = {"jnp": op.jnp, "ours": op.ours, "ours_standard": op.standard, "torch": op.torch}
+                    if provided[lib] is None:
+                        continue                            # this op has no such peer
                     row = {"lib": lib, "op": name, "dtype": dtype, "n": n, "batch": op_batch,
                            "bytes": nbytes, "flops": flops, "seconds": None, "max_rel_err": None,
                            "has_nan": None, "speedup_vs_best_peer": None, "note": None, "error": in_err}
@@ -241,12 +255,15 @@ def main(argv=None):
     out_path.with_suffix(".md").write_text(md)
     png = out_path.with_suffix(".png")
     plotted = report.plot(rows, meta, png)
+    il_png = out_path.with_name(out_path.stem + "-interleaved.png")
+    il_plotted = report.plot_interleaved(rows, meta, il_png)
     print(f"{time.perf_counter() - t_start:.0f} s; wrote {out_path}, {out_path.with_suffix('.md')}"
-          + (f", {png}" if plotted else " (no matplotlib: no plot)"), file=sys.stderr)
+          + (f", {png}" if plotted else " (no matplotlib: no plot)")
+          + (f", {il_png}" if il_plotted else ""), file=sys.stderr)
 
 
 def _progress(r):
-    head = f"{r['op']:>16} {r['dtype']} n={r['n']:<4} batch={r['batch']:<9} {r['lib']:>5}"
+    head = f"{r['op']:>16} {r['dtype']} n={r['n']:<4} batch={r['batch']:<9} {r['lib']:>13}"
     if r["error"]:
         return f"{head}  ERROR {r['error'][:120]}"
     return (f"{head}  {r['seconds'] * 1e3:9.3f} ms  {r['gb_per_s']:8.1f} GB/s  "

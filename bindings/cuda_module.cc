@@ -305,6 +305,22 @@ ffi::Error IlTrsmImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyB
   });
 }
 
+// The layout experiment of issue 6 (bench/NOTES.md, "interleaved: layout through XLA"): the
+// contract of batchla_potrf, but the lowering asks XLA for batch-minor operands and results
+// (minor_to_major (0, 2, 1) of (batch, n, n)), i.e. one interleaved chunk of c = batch matrices.
+ffi::Error PotrfBatchMinorImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> l,
+                               Result<AnyBuffer> info, bool symmetrize) {
+  constexpr const char* kOp = "batchla_potrf_batch_minor";
+  auto as = CheckFactor(kOp, a, *l, "l", *info);
+  if (!as) return as.error();
+  return Run(kOp, a.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchIlPotrf<T>(stream, DataAs<T>(a), DataAs<T>(l), DataAs<int32_t>(info),
+                                     as->batch > 0 ? 1 : 0, as->batch, static_cast<int>(as->rows),
+                                     symmetrize);
+  });
+}
+
 }  // namespace
 }  // namespace batchla_ffi
 
@@ -487,6 +503,15 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlTrsmCuda, batchla_ffi::IlTrsmImpl,
                                   .Attr<bool>("unit_diag"),
                               {ffi::Traits::kCmdBufferCompatible});
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaPotrfBatchMinorCuda, batchla_ffi::PotrfBatchMinorImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // a
+                                  .Ret<ffi::AnyBuffer>()  // l
+                                  .Ret<ffi::AnyBuffer>()  // info
+                                  .Attr<bool>("symmetrize"),
+                              {ffi::Traits::kCmdBufferCompatible});
+
 namespace {
 
 template <typename Fn>
@@ -520,6 +545,7 @@ NB_MODULE(_cuda, m) {
     d["batchla_il_potrs"] = Capsule(BatchlaIlPotrsCuda);
     d["batchla_il_posv"] = Capsule(BatchlaIlPosvCuda);
     d["batchla_il_trsm"] = Capsule(BatchlaIlTrsmCuda);
+    d["batchla_potrf_batch_minor"] = Capsule(BatchlaPotrfBatchMinorCuda);
     return d;
   });
   // Size limits of the kernels, per dtype name, for the Python lowerings' fallbacks.

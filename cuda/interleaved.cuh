@@ -230,6 +230,7 @@ __device__ __forceinline__ void LoadInputTile(T (&acc)[NB][NB], const Src& a, in
 // lower part only, and L(j0.., ·) is the same rows as L(i0.., ·)).
 template <typename T, int NB, bool DIAG, class Store>
 __device__ __forceinline__ void SubtractProducts(T (&acc)[NB][NB], const Store& L, int i0, int j0, int n) {
+#pragma unroll
   for (int k0 = 0; k0 < j0; k0 += NB) {
     T y[NB][NB];
 #pragma unroll
@@ -302,12 +303,16 @@ __device__ __forceinline__ void LoadDiagTile(T (&d)[NB][NB], T (&rinv)[NB], cons
 }
 
 // Factor the matrix of `a` into the store (a may be the store itself: every tile is read before
-// it is written); returns LAPACK's info.
-template <typename T, int NB, Order O, class Src, class Store>
+// it is written); returns LAPACK's info. BOUND > 0: the loops run to that compile-time size (a
+// padded n >= n; everything unrolls, tiles past n are padding), else to n.
+template <typename T, int NB, Order O, int BOUND = 0, class Src, class Store>
 __device__ __forceinline__ int FactorTiles(const Src& a, const Store& L, int n) {
   int info = 0;
+  const int bound = BOUND ? BOUND : n;
   if constexpr (O == Order::kTop) {
-    for (int i0 = 0; i0 < n; i0 += NB) {
+#pragma unroll
+    for (int i0 = 0; i0 < bound; i0 += NB) {
+#pragma unroll
       for (int j0 = 0; j0 < i0; j0 += NB) {
         T acc[NB][NB], d[NB][NB], rinv[NB];
         LoadInputTile<T, NB, false>(acc, a, i0, j0, n);
@@ -323,13 +328,15 @@ __device__ __forceinline__ int FactorTiles(const Src& a, const Store& L, int n) 
       StoreTile<T, NB, true>(L, d, i0, i0, n);
     }
   } else {  // left-looking: tile column j0, its diagonal tile kept in registers for the column
-    for (int j0 = 0; j0 < n; j0 += NB) {
+#pragma unroll
+    for (int j0 = 0; j0 < bound; j0 += NB) {
       T d[NB][NB], rinv[NB];
       LoadInputTile<T, NB, true>(d, a, j0, j0, n);
       SubtractProducts<T, NB, true>(d, L, j0, j0, n);
       FactorDiagTile(d, rinv, j0, n, info);
       StoreTile<T, NB, true>(L, d, j0, j0, n);
-      for (int i0 = j0 + NB; i0 < n; i0 += NB) {
+#pragma unroll
+      for (int i0 = j0 + NB; i0 < bound; i0 += NB) {
         T acc[NB][NB];
         LoadInputTile<T, NB, false>(acc, a, i0, j0, n);
         SubtractProducts<T, NB, false>(acc, L, i0, j0, n);
@@ -344,13 +351,16 @@ __device__ __forceinline__ int FactorTiles(const Src& a, const Store& L, int n) 
 // One rhs column: rows at src[r * ss] in, x[r * xs] out (src may be x).
 // Forward: x := L⁻¹ src. BackwardT: x := L⁻ᵀ src. L read through `tri` (lower, (r, s), r >= s);
 // `unit`: its diagonal is taken as 1.
-template <typename T, int NB, class Tri>
+template <typename T, int NB, int BOUND = 0, class Tri>
 __device__ __forceinline__ void ForwardTiles(const Tri& tri, const T* src, int64_t ss, T* x, int64_t xs,
                                              int n, bool unit) {
-  for (int i0 = 0; i0 < n; i0 += NB) {
+  const int bound = BOUND ? BOUND : n;
+#pragma unroll
+  for (int i0 = 0; i0 < bound; i0 += NB) {
     T acc[NB];
 #pragma unroll
     for (int i = 0; i < NB; ++i) acc[i] = i0 + i < n ? src[(i0 + i) * ss] : T(0);
+#pragma unroll
     for (int k0 = 0; k0 < i0; k0 += NB) {
       T xk[NB];
 #pragma unroll
@@ -371,14 +381,17 @@ __device__ __forceinline__ void ForwardTiles(const Tri& tri, const T* src, int64
     }
   }
 }
-template <typename T, int NB, class Tri>
+template <typename T, int NB, int BOUND = 0, class Tri>
 __device__ __forceinline__ void BackwardTilesT(const Tri& tri, const T* src, int64_t ss, T* x, int64_t xs,
                                                int n, bool unit) {
-  for (int i0 = (n - 1) / NB * NB; i0 >= 0; i0 -= NB) {
+  const int bound = BOUND ? BOUND : n;
+#pragma unroll
+  for (int i0 = (bound - 1) / NB * NB; i0 >= 0; i0 -= NB) {
     T acc[NB];
 #pragma unroll
     for (int i = 0; i < NB; ++i) acc[i] = i0 + i < n ? src[(i0 + i) * ss] : T(0);
-    for (int k0 = i0 + NB; k0 < n; k0 += NB) {
+#pragma unroll
+    for (int k0 = i0 + NB; k0 < bound; k0 += NB) {
       T xk[NB];
 #pragma unroll
       for (int kk = 0; kk < NB; ++kk) xk[kk] = k0 + kk < n ? x[(k0 + kk) * xs] : T(0);
@@ -450,18 +463,20 @@ struct TileBody {
 // Each thread's region of the block's shared memory: its packed triangle (n (n + 1) / 2 values)
 // then one rhs column (n values), element e at base[e * blockDim.x] (lanes side by side: no bank
 // conflicts). Only the owning thread touches it, so no block barrier is needed.
-template <typename T>
+template <typename T, int STRIDE = 0>  // STRIDE > 0: compile-time stride (constant offsets)
 struct SharedStore {
   T* p;
   int stride;
-  __device__ __forceinline__ T* At(int r, int s) const { return p + (r * (r + 1) / 2 + s) * stride; }
+  __device__ __forceinline__ T* At(int r, int s) const {
+    return p + (r * (r + 1) / 2 + s) * (STRIDE ? STRIDE : stride);
+  }
   __device__ __forceinline__ T operator()(int r, int s) const { return *At(r, s); }
 };
 
 // The triangle `a` reads, into the store: cp.async for every element, so the thread has its whole
 // matrix in flight at once (the symmetrized read needs two elements per value: plain loads).
-template <typename T>
-__device__ __forceinline__ void StageTriangle(const SharedStore<T>& dst, const InputLower<T>& a) {
+template <typename T, class Store>
+__device__ __forceinline__ void StageTriangle(const Store& dst, const InputLower<T>& a) {
   const int n = a.n;
   for (int r = 0; r < n; ++r)
     for (int s = 0; s <= r; ++s) {
@@ -476,22 +491,28 @@ __device__ __forceinline__ void StageTriangle(const SharedStore<T>& dst, const I
   __pipeline_wait_prior(0);
 }
 
-template <typename T, Op OP, int NB, Order O>
+// PAD > 0: the loops run to the compile-time size PAD >= n (fully unrolled, constant shared-memory
+// offsets; one warp per block so the lane stride is a constant too); PAD = 0: runtime n.
+template <typename T, Op OP, int NB, Order O, int PAD = 0>
 struct SharedBody {
+  static constexpr int kFixedWarps = PAD ? 1 : 0;
   static size_t SharedBytes(int n, int threads) {
-    return size_t(threads) * (size_t(n) * (n + 1) / 2 + n) * sizeof(T);
+    const size_t m = PAD ? PAD : n;
+    return size_t(threads) * (m * (m + 1) / 2 + m) * sizeof(T);
   }
   static __device__ __forceinline__ void Run(const Args<T>& g, int64_t t) {
     extern __shared__ __align__(16) unsigned char shared_raw[];
     const int n = g.n;
+    const int m = PAD ? PAD : n;
+    const int lanes = PAD ? 32 : int(blockDim.x);
     const int64_t chunk = t / g.c, lane = t % g.c;
     T* mine = reinterpret_cast<T*>(shared_raw) + threadIdx.x;
-    const SharedStore<T> L{mine, int(blockDim.x)};
-    T* xs = mine + (n * (n + 1) / 2) * blockDim.x;
+    const SharedStore<T, PAD ? 32 : 0> L{mine, lanes};
+    T* xs = mine + (m * (m + 1) / 2) * lanes;
     const InputLower<T> a{g.a + chunk * int64_t(n) * n * g.c + lane, g.c, n, g.mode};
     StageTriangle(L, a);
     int info = 0;
-    if constexpr (OP == Op::kPotrf || OP == Op::kPosv) info = FactorTiles<T, NB, O>(L, L, n);
+    if constexpr (OP == Op::kPotrf || OP == Op::kPosv) info = FactorTiles<T, NB, O, PAD>(L, L, n);
     if constexpr (OP == Op::kPotrf) {
       T* out = g.out + chunk * int64_t(n) * n * g.c + lane;
       for (int r = 0; r < n; ++r)
@@ -507,18 +528,27 @@ struct SharedBody {
     const bool forward = OP != Op::kTrsm || ((g.mode == kReadLower) != g.trans);
     const bool backward = OP != Op::kTrsm || !forward;
     for (int col = 0; col < g.k; ++col) {
-      if (forward) ForwardTiles<T, NB>(L, b + col * g.c, stride, xs, blockDim.x, n, unit);
+      if (forward) ForwardTiles<T, NB, PAD>(L, b + col * g.c, stride, xs, lanes, n, unit);
       if (backward)
-        BackwardTilesT<T, NB>(L, forward ? xs : b + col * g.c, forward ? int64_t(blockDim.x) : stride, xs,
-                              blockDim.x, n, unit);
+        BackwardTilesT<T, NB, PAD>(L, forward ? xs : b + col * g.c, forward ? int64_t(lanes) : stride, xs,
+                                   lanes, n, unit);
       for (int r = 0; r < n; ++r)
-        x[r * stride + col * g.c] = info ? Scalar<T>::NaN() : xs[r * blockDim.x];
+        x[r * stride + col * g.c] = info ? Scalar<T>::NaN() : xs[r * lanes];
     }
     if constexpr (OP == Op::kPosv) g.info[t] = info;
   }
 };
 
-// Dynamic shared memory of a body (0 for the register and global-memory kinds).
+// Warps per block a body requires (0: any), and its dynamic shared memory (0 for the register
+// and global-memory kinds).
+template <class Body, class = void>
+struct FixedWarpsOf {
+  static constexpr int kValue = 0;
+};
+template <class Body>
+struct FixedWarpsOf<Body, decltype(void(Body::kFixedWarps))> {
+  static constexpr int kValue = Body::kFixedWarps;
+};
 template <class Body, class = void>
 struct SharedBytesOf {
   static size_t Get(int, int) { return 0; }
@@ -541,7 +571,7 @@ template <typename T, class Body>
 cudaError_t Launch(cudaStream_t stream, const Args<T>& g, int warps) {
   const int64_t total = g.chunks * g.c;
   if (total == 0) return cudaSuccess;
-  const int threads = 32 * warps;
+  const int threads = 32 * (FixedWarpsOf<Body>::kValue ? FixedWarpsOf<Body>::kValue : warps);
   const size_t smem = SharedBytesOf<Body>::Get(g.n, threads);
   if (smem > 48 * 1024) {  // above the default: opt in (no-op when already set)
     const cudaError_t e =

@@ -20,30 +20,38 @@ constexpr Variant TunedVariant(Op op, int n) {
 }
 
 // Whether any n of the table (or the default beyond it) runs runtime-n variant (kind, nb,
-// order) for op: only those are instantiated.
+// order, pad) for op: only those are instantiated.
 template <typename T>
-constexpr bool RuntimeNUsed(Op op, Kind kind, int nb, Order order) {
+constexpr bool RuntimeNUsed(Op op, Kind kind, int nb, Order order, int pad) {
   for (int n = 1; n <= kTunedMaxN + 1; ++n) {
     const Variant v = TunedVariant<T>(op, n);
-    if (v.kind == kind && v.nb == nb && v.order == order) return true;
+    if (v.kind == kind && v.nb == nb && v.order == order && v.pad == pad) return true;
   }
   return false;
 }
 
-// The runtime-n variants: kind (tile, shared) x tile size x order (left, top).
+// The variant families past the register kind: global tiles, shared memory at runtime n, and
+// shared memory compiled for each padded size.
+constexpr int kPads = sizeof(kSharedPads) / sizeof(kSharedPads[0]);
+constexpr int kFamilies = 2 + kPads;
+constexpr Kind FamilyKind(int f) { return f == 0 ? Kind::kTile : Kind::kShared; }
+constexpr int FamilyPad(int f) { return f < 2 ? 0 : kSharedPads[f - 2]; }
+
+// Every (family, tile size, order) the table uses, instantiated; the one `v` names is launched.
 template <typename T, Op OP, int I = 0>
 cudaError_t LaunchRuntimeN(cudaStream_t stream, const Args<T>& g, const Variant& v) {
   constexpr int kSizes = sizeof(kTileSizes) / sizeof(kTileSizes[0]);
-  if constexpr (I == 4 * kSizes) {
+  if constexpr (I == kFamilies * kSizes * 2) {
     return cudaErrorInvalidValue;  // a table entry names a variant that does not exist
   } else {
-    constexpr Kind kKind = I % 2 ? Kind::kShared : Kind::kTile;
-    constexpr Order kOrder = (I / 2) % 2 ? Order::kTop : Order::kLeft;
-    constexpr int kNB = kTileSizes[I / 4];
-    if constexpr (RuntimeNUsed<T>(OP, kKind, kNB, kOrder)) {
-      if (v.kind == kKind && v.nb == kNB && v.order == kOrder) {
+    constexpr Kind kKind = FamilyKind(I / (kSizes * 2));
+    constexpr int kPad = FamilyPad(I / (kSizes * 2));
+    constexpr int kNB = kTileSizes[(I / 2) % kSizes];
+    constexpr Order kOrder = I % 2 ? Order::kTop : Order::kLeft;
+    if constexpr (RuntimeNUsed<T>(OP, kKind, kNB, kOrder, kPad)) {
+      if (v.kind == kKind && v.nb == kNB && v.order == kOrder && v.pad == kPad) {
         if constexpr (kKind == Kind::kTile) return Launch<T, TileBody<T, OP, kNB, kOrder>>(stream, g, v.warps);
-        else return Launch<T, SharedBody<T, OP, kNB, kOrder>>(stream, g, v.warps);
+        else return Launch<T, SharedBody<T, OP, kNB, kOrder, kPad>>(stream, g, v.warps);
       }
     }
     return LaunchRuntimeN<T, OP, I + 1>(stream, g, v);

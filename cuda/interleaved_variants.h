@@ -14,7 +14,8 @@ constexpr int kNumOps = 4;
 // kTile: template<int NB>, runtime n; NB x NB tiles in registers, the factor kept in global
 //        memory (the output for potrf, an XLA scratch buffer for posv) and re-read from L1/L2.
 // kShared: as kTile, but the thread's triangle is first staged into shared memory with cp.async
-//        and factored/solved there in place (runtime n, while it fits).
+//        and factored/solved there in place: runtime n (pad 0), or compiled for a padded size
+//        pad >= n (every loop unrolled, constant shared-memory offsets, one warp per block).
 enum class Kind : int { kFull = 0, kTile = 1, kShared = 2 };
 
 // The factorization's loop order (the solves have one order each):
@@ -30,6 +31,7 @@ struct Variant {
   Order order;
   int nb;     // tile size of kTile / kShared (unused by kFull)
   int warps;  // warps per block
+  int pad;    // kShared: the compile-time padded size (0: runtime n)
 };
 
 // Largest n with a kFull variant in the library and in the tuner's search space.
@@ -41,6 +43,8 @@ constexpr int kTunedMaxN = 64;
 constexpr int kSharedPortableBytes = 163 * 1024;
 // Tile sizes the kTile and kShared variants come in.
 constexpr int kTileSizes[] = {2, 4, 8};
+// Padded sizes the compiled kShared variants come in (the tuner tries the smallest pad >= n).
+constexpr int kSharedPads[] = {16, 20, 24, 28, 32, 40, 48};
 
 }  // namespace il
 }  // namespace batchla
@@ -49,9 +53,12 @@ namespace batchla {
 namespace il {
 
 // Short spellings for the generated table (interleaved_tuning.h).
-constexpr Variant Full(Order order, int warps) { return Variant{Kind::kFull, order, 0, warps}; }
-constexpr Variant Tile(int nb, Order order, int warps) { return Variant{Kind::kTile, order, nb, warps}; }
-constexpr Variant Shared(int nb, Order order, int warps) { return Variant{Kind::kShared, order, nb, warps}; }
+constexpr Variant Full(Order order, int warps) { return Variant{Kind::kFull, order, 0, warps, 0}; }
+constexpr Variant Tile(int nb, Order order, int warps) { return Variant{Kind::kTile, order, nb, warps, 0}; }
+constexpr Variant Shared(int nb, Order order, int warps) { return Variant{Kind::kShared, order, nb, warps, 0}; }
+constexpr Variant SharedPad(int pad, int nb, Order order) {
+  return Variant{Kind::kShared, order, nb, 1, pad};
+}
 
 }  // namespace il
 }  // namespace batchla

@@ -131,6 +131,12 @@ double CheckSample(Op op, const Problem<T>& p) {
   return worst;
 }
 
+int SmallestPad(int n) {
+  for (int pad : kSharedPads)
+    if (pad >= n) return pad;
+  return 0;
+}
+
 struct Timing {
   const Entry* e = nullptr;
   int warps = 0;
@@ -147,7 +153,7 @@ const char* Pruned(const Entry& e, int n, int warps, int* regs, int* local) {
   *regs = attr.numRegs;
   *local = int(attr.localSizeBytes);
   if (attr.localSizeBytes > 0) return "spills";
-  const size_t smem = e.shared_bytes(n, 32 * warps);
+  const size_t smem = e.shared_bytes(n, 32 * (e.pad ? 1 : warps));
   if (smem > size_t(kSharedPortableBytes)) return "shared memory";
   if (smem > 48 * 1024)
     CK(cudaFuncSetAttribute(e.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -159,15 +165,16 @@ const char* Pruned(const Entry& e, int n, int warps, int* regs, int* local) {
 
 template <typename T>
 Timing TimeOne(const Entry& e, Op op, Problem<T>& p, int warps, const char* stage) {
+  if (e.pad) warps = 1;  // compiled for one warp per block
   int regs = 0, local = 0;
   const char* why = Pruned(e, p.n, warps, &regs, &local);
   const char* dt = sizeof(T) == 4 ? "float32" : "float64";
   auto head = [&] {
     std::printf("{\"record\": \"timing\", \"stage\": \"%s\", \"op\": \"%s\", \"dtype\": \"%s\", \"n\": %d, "
                 "\"kind\": \"%s\", \"order\": \"%s\", \"nb\": %d, \"warps\": %d, \"c\": %lld, \"regs\": %d, "
-                "\"local_bytes\": %d",
+                "\"local_bytes\": %d, \"pad\": %d",
                 stage, kOpNames[int(op)], dt, p.n, kKindNames[int(e.kind)],
-                kOrderNames[int(e.order)], e.nb, warps, (long long)p.c, regs, local);
+                kOrderNames[int(e.order)], e.nb, warps, (long long)p.c, regs, local, e.pad);
   };
   Timing t{&e, warps, p.c, INFINITY};
   if (why) {
@@ -217,6 +224,7 @@ Timing Search(Op op, Problem<T>& p, const std::vector<int64_t>& chunks, int dtyp
   Timing best;
   for (const Entry& e : iltune::Registry()) {  // (1) kinds, orders, tiles
     if (e.op != int(op) || e.dtype != dtype || (e.kind == Kind::kFull && e.n != p.n)) continue;
+    if (e.pad && e.pad != SmallestPad(p.n)) continue;
     Timing t = TimeOne<T>(e, op, p, 2, "variant");
     if (e.kind == Kind::kShared && !(t.seconds < INFINITY))  // may fit one warp per block only
       t = TimeOne<T>(e, op, p, 1, "variant");
@@ -224,6 +232,7 @@ Timing Search(Op op, Problem<T>& p, const std::vector<int64_t>& chunks, int dtyp
   }
   if (!best.e) return best;
   for (int w : {1, 4, 8}) {  // (2) warps per block
+    if (best.e->pad) break;
     const Timing t = TimeOne<T>(*best.e, op, p, w, "warps");
     if (t.seconds < best.seconds) best = t;
   }
@@ -264,10 +273,11 @@ void TuneDtype(const std::vector<Op>& ops, int nmin, int nmax, int64_t bytes) {
       if (picks_chunk && best.c != p.c) Prepare(p, best.c);
       chunk = p.c;
       std::printf("{\"record\": \"winner\", \"op\": \"%s\", \"dtype\": \"%s\", \"n\": %d, \"kind\": \"%s\", "
-                  "\"order\": \"%s\", \"nb\": %d, \"warps\": %d, \"c\": %lld, \"seconds\": %.6g, \"batch\": %lld}\n",
+                  "\"order\": \"%s\", \"nb\": %d, \"warps\": %d, \"pad\": %d, \"c\": %lld, \"seconds\": %.6g, "
+                  "\"batch\": %lld}\n",
                   kOpNames[int(op)], dtype ? "float64" : "float32", n,
                   kKindNames[int(best.e->kind)], kOrderNames[int(best.e->order)], best.e->nb,
-                  best.warps, (long long)best.c, best.seconds, (long long)p.batch);
+                  best.e->pad ? 1 : best.warps, best.e->pad, (long long)best.c, best.seconds, (long long)p.batch);
       std::fflush(stdout);
     }
     cudaFree(p.buf.a);

@@ -1,5 +1,7 @@
 // The whole search space of one (dtype, op) of the interleaved solvers, registered with the
-// autotuner. Compiled once per pair: -DIL_DTYPE=float|double -DIL_OP=0..3 (il::Op).
+// autotuner. Compiled once per pair and part (the unrolled padded kernels are slow to compile,
+// so they are spread over parts that build in parallel): -DIL_DTYPE=float|double -DIL_OP=0..3
+// (il::Op) -DIL_PART=0 (register, tile, runtime-n shared), 1 (pads <= 28), 2 (pads >= 32).
 #include "bench/autotune/registry.h"
 #include "cuda/interleaved.cuh"
 
@@ -21,15 +23,18 @@ size_t SharedBytes(int n, int threads) {
 }
 
 template <class Body>
-void Add(Kind kind, Order order, int nb, int n) {
-  iltune::Registry().push_back({int(kOp), sizeof(T) == 4 ? 0 : 1, kind, order, nb, n,
+void Add(Kind kind, Order order, int nb, int n, int pad = 0) {
+  iltune::Registry().push_back({int(kOp), sizeof(T) == 4 ? 0 : 1, kind, order, nb, n, pad,
                                 reinterpret_cast<const void*>(&Kernel<T, Body>), &SharedBytes<Body>,
                                 &LaunchBody<Body>});
 }
 
+// Register variants past these n spill in every order (ptxas, H200 run of 2026-11-22): not built.
+constexpr int kFullSearchMaxN = sizeof(T) == 4 ? 22 : 16;
+
 template <int N>
 void AddFull() {
-  if constexpr (N <= kMaxFullN) {
+  if constexpr (N <= kFullSearchMaxN) {
     Add<FullBody<T, kOp, N, Order::kRight>>(Kind::kFull, Order::kRight, 0, N);
     if constexpr (kFactors) {
       Add<FullBody<T, kOp, N, Order::kLeft>>(Kind::kFull, Order::kLeft, 0, N);
@@ -53,6 +58,29 @@ void AddTiles() {
   }
 }
 
-[[maybe_unused]] const bool registered = (AddFull<1>(), AddTiles(), true);
+// Shared memory compiled for padded sizes: those above the register kind's reach that fit one
+// warp's matrices in a block.
+template <int I = 0>
+void AddPadded() {
+  constexpr int kCount = int(sizeof(kSharedPads) / sizeof(kSharedPads[0]));
+  if constexpr (I < kCount) {
+    constexpr int kPad = kSharedPads[I];
+    constexpr bool kPart = IL_PART == (kPad <= 28 ? 1 : 2);
+    constexpr bool kUseful = kPart && kPad > kFullSearchMaxN - 6 &&
+                             32 * (kPad * (kPad + 1) / 2 + kPad) * sizeof(T) <= size_t(kSharedPortableBytes);
+    if constexpr (kUseful) {
+      Add<SharedBody<T, kOp, 4, Order::kLeft, kPad>>(Kind::kShared, Order::kLeft, 4, 0, kPad);
+      Add<SharedBody<T, kOp, 8, Order::kLeft, kPad>>(Kind::kShared, Order::kLeft, 8, 0, kPad);
+      if constexpr (kFactors) {
+        Add<SharedBody<T, kOp, 4, Order::kTop, kPad>>(Kind::kShared, Order::kTop, 4, 0, kPad);
+        Add<SharedBody<T, kOp, 8, Order::kTop, kPad>>(Kind::kShared, Order::kTop, 8, 0, kPad);
+      }
+    }
+    AddPadded<I + 1>();
+  }
+}
+
+[[maybe_unused]] const bool registered =
+    IL_PART == 0 ? (AddFull<1>(), AddTiles(), true) : (AddPadded(), true);
 
 }  // namespace
