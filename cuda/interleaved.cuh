@@ -475,18 +475,26 @@ struct SharedStore {
 
 // The triangle `a` reads, into the store: cp.async for every element, so the thread has its whole
 // matrix in flight at once (the symmetrized read needs two elements per value: plain loads).
-template <typename T, class Store>
+// BOUND > 0: loops unrolled to that padded size (constant shared-memory offsets), guarded by n.
+template <int BOUND, typename T, class Store>
 __device__ __forceinline__ void StageTriangle(const Store& dst, const InputLower<T>& a) {
   const int n = a.n;
-  for (int r = 0; r < n; ++r)
-    for (int s = 0; s <= r; ++s) {
+  const int bound = BOUND ? BOUND : n;
+  const int64_t row_step = a.mode == kReadLower ? int64_t(n) * a.c : a.c;  // (r, 0) -> (r + 1, 0)
+  const int64_t col_step = a.mode == kReadLower ? a.c : int64_t(n) * a.c;  // (r, s) -> (r, s + 1)
+#pragma unroll
+  for (int r = 0; r < bound; ++r) {
+    if (BOUND && r >= n) break;
+    const T* src = a.p + r * row_step;
+#pragma unroll
+    for (int s = 0; s <= r; ++s, src += col_step) {
       if (a.mode == kSymmetrize) {
         *dst.At(r, s) = a(r, s);
       } else {
-        const int64_t e = a.mode == kReadLower ? int64_t(r) * n + s : int64_t(s) * n + r;
-        __pipeline_memcpy_async(dst.At(r, s), a.p + e * a.c, sizeof(T));
+        __pipeline_memcpy_async(dst.At(r, s), src, sizeof(T));
       }
     }
+  }
   __pipeline_commit();
   __pipeline_wait_prior(0);
 }
@@ -510,14 +518,21 @@ struct SharedBody {
     const SharedStore<T, PAD ? 32 : 0> L{mine, lanes};
     T* xs = mine + (m * (m + 1) / 2) * lanes;
     const InputLower<T> a{g.a + chunk * int64_t(n) * n * g.c + lane, g.c, n, g.mode};
-    StageTriangle(L, a);
+    StageTriangle<PAD>(L, a);
     int info = 0;
     if constexpr (OP == Op::kPotrf || OP == Op::kPosv) info = FactorTiles<T, NB, O, PAD>(L, L, n);
     if constexpr (OP == Op::kPotrf) {
       T* out = g.out + chunk * int64_t(n) * n * g.c + lane;
-      for (int r = 0; r < n; ++r)
-        for (int s = 0; s < n; ++s)
-          out[(int64_t(r) * n + s) * g.c] = s > r ? T(0) : (info ? Scalar<T>::NaN() : L(r, s));
+#pragma unroll
+      for (int r = 0; r < m; ++r) {
+        if (PAD && r >= n) break;
+        T* dst = out + int64_t(r) * n * g.c;
+#pragma unroll
+        for (int s = 0; s < m; ++s, dst += g.c) {
+          if (PAD && s >= n) break;
+          *dst = s > r ? T(0) : (info ? Scalar<T>::NaN() : L(r, s));
+        }
+      }
       g.info[t] = info;
       return;
     }
@@ -532,8 +547,11 @@ struct SharedBody {
       if (backward)
         BackwardTilesT<T, NB, PAD>(L, forward ? xs : b + col * g.c, forward ? int64_t(lanes) : stride, xs,
                                    lanes, n, unit);
-      for (int r = 0; r < n; ++r)
+#pragma unroll
+      for (int r = 0; r < m; ++r) {
+        if (PAD && r >= n) break;
         x[r * stride + col * g.c] = info ? Scalar<T>::NaN() : xs[r * lanes];
+      }
     }
     if constexpr (OP == Op::kPosv) g.info[t] = info;
   }
