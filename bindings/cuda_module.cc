@@ -269,25 +269,15 @@ ffi::Error IlPotrsImpl(cudaStream_t stream, AnyBuffer l, AnyBuffer b, Result<Any
   });
 }
 
-// The tiled posv variants keep the factor in XLA scratch memory (stream-ordered: XLA reuses it
-// only for work queued after this kernel on the same stream).
-ffi::Error IlPosvImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, AnyBuffer a, AnyBuffer b,
-                      Result<AnyBuffer> x, Result<AnyBuffer> info, bool lower) {
+ffi::Error IlPosvImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuffer> x,
+                      Result<AnyBuffer> info, bool lower) {
   constexpr const char* kOp = "batchla_il_posv";
   auto bs = CheckInterleavedSolve(kOp, a, "a", b, *x, &*info);
   if (!bs) return bs.error();
   return Run(kOp, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
-    const int n = static_cast<int>(bs->rows);
-    const size_t bytes = batchla::IlPosvScratchBytes<T>(bs->chunks, bs->c, n);
-    T* work = nullptr;
-    if (bytes > 0) {
-      auto mem = scratch.Allocate(bytes, 256);
-      if (!mem.has_value()) return cudaErrorMemoryAllocation;
-      work = static_cast<T*>(*mem);
-    }
     return batchla::LaunchIlPosv<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x),
-                                    DataAs<int32_t>(info), work, bs->chunks, bs->c, n,
+                                    DataAs<int32_t>(info), bs->chunks, bs->c, static_cast<int>(bs->rows),
                                     static_cast<int>(bs->cols), lower);
   });
 }
@@ -481,16 +471,15 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlPotrsCuda, batchla_ffi::IlPotrsImpl,
                                   .Attr<bool>("lower"),
                               {ffi::Traits::kCmdBufferCompatible});
 
-// Not command-buffer compatible: the tiled variants take XLA scratch memory per call.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlPosvCuda, batchla_ffi::IlPosvImpl,
                               ffi::Ffi::Bind()
                                   .Ctx<Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
                                   .Arg<ffi::AnyBuffer>()  // a
                                   .Arg<ffi::AnyBuffer>()  // b
                                   .Ret<ffi::AnyBuffer>()  // x
                                   .Ret<ffi::AnyBuffer>()  // info
-                                  .Attr<bool>("lower"));
+                                  .Attr<bool>("lower"),
+                              {ffi::Traits::kCmdBufferCompatible});
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlTrsmCuda, batchla_ffi::IlTrsmImpl,
                               ffi::Ffi::Bind()
@@ -574,6 +563,16 @@ NB_MODULE(_cuda, m) {
       },
       nb::arg("dtype_name"), nb::arg("n"),
       "The interleaved chunk size the autotuner found fastest for n (cuda/interleaved_tuning.h).");
+  m.def(
+      "il_posv_fused",
+      [](const std::string& dtype_name, int n) -> bool {
+        if (dtype_name == "float32") return batchla::IlPosvFused<float>(n);
+        if (dtype_name == "float64") return batchla::IlPosvFused<double>(n);
+        throw nb::value_error(("il_posv_fused: dtype must be 'float32' or 'float64', got '" +
+                               dtype_name + "'").c_str());
+      },
+      nb::arg("dtype_name"), nb::arg("n"),
+      "Whether the fused CUDA il_posv handles n (else the lowering composes il_potrf + il_potrs).");
   // Size predicates of the QR kernels (bindings/TARGETS.md), per dtype name.
   auto fits = [&m](const char* name, const char* cols_name, bool (*f32)(int, int),
                    bool (*f64)(int, int)) {

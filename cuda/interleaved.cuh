@@ -37,7 +37,8 @@ struct Args {
   const T* b;      // (chunks, n, k, c): right-hand sides
   T* out;          // potrf: l (chunks, n, n, c); solves: x (chunks, n, k, c)
   int32_t* info;   // potrf, posv: (chunks, c)
-  T* scratch;      // posv TileBody only: the packed factor, (chunks, n (n + 1) / 2, c)
+  T* scratch;      // posv TileBody only (the tuner's timing of it; the library composes potrf +
+                   // potrs there instead): the packed factor, (chunks, n (n + 1) / 2, c)
   int64_t chunks;  // chunk count (leading dims collapsed)
   int64_t c;       // matrices per chunk
   int n, k;
@@ -47,19 +48,22 @@ struct Args {
 };
 
 // Element (r, s), r >= s, of the lower triangle the op works with, read from the input `a`
-// (read-only for the kernel's lifetime, hence the non-coherent __ldg path).
+// (read-only for the kernel's lifetime, hence the non-coherent __ldg path). Reading the upper
+// triangle is reading with the two strides swapped, so both share one branch-free load.
 template <typename T>
 struct InputLower {
-  const T* p;  // this thread's matrix
+  const T* p;       // this thread's matrix
   int64_t c;
   int n;
   int mode;
+  int64_t rs, cs;   // element (r, s) of the triangle read at p + r * rs + s * cs
+  __device__ __forceinline__ InputLower(const T* p_, int64_t c_, int n_, int mode_)
+      : p(p_), c(c_), n(n_), mode(mode_),
+        rs(mode_ == kReadUpper ? c_ : int64_t(n_) * c_), cs(mode_ == kReadUpper ? int64_t(n_) * c_ : c_) {}
   __device__ __forceinline__ T operator()(int r, int s) const {
-    const T* lo = p + (int64_t(r) * n + s) * c;
-    const T* up = p + (int64_t(s) * n + r) * c;
-    if (mode == kReadLower) return __ldg(lo);
-    if (mode == kReadUpper) return __ldg(up);
-    return (__ldg(lo) + __ldg(up)) * T(0.5);
+    const T v = __ldg(p + r * rs + s * cs);
+    if (mode != kSymmetrize) return v;
+    return (v + __ldg(p + r * cs + s * rs)) * T(0.5);
   }
 };
 
@@ -480,8 +484,7 @@ template <int BOUND, typename T, class Store>
 __device__ __forceinline__ void StageTriangle(const Store& dst, const InputLower<T>& a) {
   const int n = a.n;
   const int bound = BOUND ? BOUND : n;
-  const int64_t row_step = a.mode == kReadLower ? int64_t(n) * a.c : a.c;  // (r, 0) -> (r + 1, 0)
-  const int64_t col_step = a.mode == kReadLower ? a.c : int64_t(n) * a.c;  // (r, s) -> (r, s + 1)
+  const int64_t row_step = a.rs, col_step = a.cs;  // (r, 0) -> (r + 1, 0) and (r, s) -> (r, s + 1)
 #pragma unroll
   for (int r = 0; r < bound; ++r) {
     if (BOUND && r >= n) break;

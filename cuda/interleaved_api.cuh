@@ -24,17 +24,15 @@ cudaError_t LaunchIlPotrs(cudaStream_t stream, const T* l, const T* b, T* x, int
 }
 
 template <typename T>
-size_t IlPosvScratchBytes(int64_t chunks, int64_t c, int n) {
-  if (il::TunedVariant<T>(il::Op::kPosv, n).kind != il::Kind::kTile) return 0;
-  return size_t(chunks) * size_t(c) * (size_t(n) * (n + 1) / 2) * sizeof(T);
+bool IlPosvFused(int n) {
+  return n >= 0 && il::TunedVariant<T>(il::Op::kPosv, n).kind != il::Kind::kTile;
 }
 
 template <typename T>
-cudaError_t LaunchIlPosv(cudaStream_t stream, const T* a, const T* b, T* x, int32_t* info, T* scratch,
-                         int64_t chunks, int64_t c, int n, int k, bool lower) {
-  if (IlPosvScratchBytes<T>(chunks, c, n) > 0 && scratch == nullptr && chunks * c > 0)
-    return cudaErrorInvalidValue;
-  const il::Args<T> g{a, b, x, info, scratch, chunks, c, n, k,
+cudaError_t LaunchIlPosv(cudaStream_t stream, const T* a, const T* b, T* x, int32_t* info, int64_t chunks,
+                         int64_t c, int n, int k, bool lower) {
+  if (!IlPosvFused<T>(n)) return cudaErrorInvalidValue;
+  const il::Args<T> g{a, b, x, info, nullptr, chunks, c, n, k,
                       lower ? il::kReadLower : il::kReadUpper, false, false};
   return il::LaunchTuned<T, il::Op::kPosv>(stream, g);
 }
@@ -60,8 +58,8 @@ int IlDefaultChunk(int n) {
                                                  int64_t, int, bool);                               \
   template cudaError_t batchla::LaunchIlPotrs<T>(cudaStream_t, const T*, const T*, T*, int64_t,     \
                                                  int64_t, int, int, bool);                          \
-  template size_t batchla::IlPosvScratchBytes<T>(int64_t, int64_t, int);                           \
-  template cudaError_t batchla::LaunchIlPosv<T>(cudaStream_t, const T*, const T*, T*, int32_t*, T*, \
+  template bool batchla::IlPosvFused<T>(int);                                                       \
+  template cudaError_t batchla::LaunchIlPosv<T>(cudaStream_t, const T*, const T*, T*, int32_t*,     \
                                                 int64_t, int64_t, int, int, bool);                  \
   template cudaError_t batchla::LaunchIlTrsm<T>(cudaStream_t, const T*, const T*, T*, int64_t,      \
                                                 int64_t, int, int, bool, bool, bool);               \

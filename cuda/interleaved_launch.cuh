@@ -23,6 +23,7 @@ constexpr Variant TunedVariant(Op op, int n) {
 // order, pad) for op: only those are instantiated.
 template <typename T>
 constexpr bool RuntimeNUsed(Op op, Kind kind, int nb, Order order, int pad) {
+  if (op == Op::kPosv && kind == Kind::kTile) return false;  // composed instead (IlPosvFused)
   for (int n = 1; n <= kTunedMaxN + 1; ++n) {
     const Variant v = TunedVariant<T>(op, n);
     if (v.kind == kind && v.nb == nb && v.order == order && v.pad == pad) return true;

@@ -12,7 +12,8 @@ constexpr int kNumOps = 4;
 
 // kFull: template<int N>, the whole triangle in registers, every loop unrolled (small n only).
 // kTile: template<int NB>, runtime n; NB x NB tiles in registers, the factor kept in global
-//        memory (the output for potrf, an XLA scratch buffer for posv) and re-read from L1/L2.
+//        memory (the output for potrf; for posv the library composes potrf + potrs instead) and
+//        re-read from L1/L2.
 // kShared: as kTile, but the thread's triangle is first staged into shared memory with cp.async
 //        and factored/solved there in place: runtime n (pad 0), or compiled for a padded size
 //        pad >= n (every loop unrolled, constant shared-memory offsets, one warp per block).

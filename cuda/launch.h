@@ -152,13 +152,14 @@ cudaError_t LaunchIlPotrf(cudaStream_t stream, const T* a, T* l, int32_t* info, 
 template <typename T>
 cudaError_t LaunchIlPotrs(cudaStream_t stream, const T* l, const T* b, T* x, int64_t chunks,
                           int64_t c, int n, int k, bool lower);
-// posv needs `scratch` of IlPosvScratchBytes bytes (0: pass nullptr) for the factor of the
-// tiled variants; the register variants keep it on chip.
+// Fused factor + solve, for the n where IlPosvFused<T>(n) (the tuned kernel keeps the factor in
+// registers or shared memory); other n return cudaErrorInvalidValue and the Python lowering
+// composes LaunchIlPotrf + LaunchIlPotrs.
 template <typename T>
-size_t IlPosvScratchBytes(int64_t chunks, int64_t c, int n);
+bool IlPosvFused(int n);
 template <typename T>
-cudaError_t LaunchIlPosv(cudaStream_t stream, const T* a, const T* b, T* x, int32_t* info, T* scratch,
-                         int64_t chunks, int64_t c, int n, int k, bool lower);
+cudaError_t LaunchIlPosv(cudaStream_t stream, const T* a, const T* b, T* x, int32_t* info, int64_t chunks,
+                         int64_t c, int n, int k, bool lower);
 template <typename T>
 cudaError_t LaunchIlTrsm(cudaStream_t stream, const T* a, const T* b, T* x, int64_t chunks, int64_t c,
                          int n, int k, bool lower, bool trans, bool unit_diag);

@@ -88,3 +88,11 @@ def il_default_chunk(dtype, n: int) -> int:
     if _cuda is None or not hasattr(_cuda, "il_default_chunk"):
         return IL_FALLBACK_CHUNK
     return int(_cuda.il_default_chunk(jax.numpy.dtype(dtype).name, int(n)))
+
+
+def il_posv_fused(dtype, n: int) -> bool:
+    """True when the fused CUDA il_posv kernel handles n x n matrices of `dtype` (the tuned variant
+    keeps the factor on chip); else the lowering composes il_potrf + il_potrs."""
+    if _cuda is None or not hasattr(_cuda, "il_posv_fused"):
+        return False
+    return bool(_cuda.il_posv_fused(jax.numpy.dtype(dtype).name, int(n)))

@@ -16,8 +16,8 @@ from jax import lax
 from jax.core import ShapedArray
 from jax.interpreters import ad
 
-from .. import _reference
-from .primitive import OpSpec, make_primitive
+from .. import _ffi, _reference
+from .primitive import OpSpec, conditional_cuda_lowering, make_primitive
 
 CORE_RANK = 3  # (rows, cols, c)
 
@@ -156,8 +156,21 @@ def _posv_shape(a, b, *, lower):
     return ShapedArray(b.shape, b.dtype), _info_aval(a)
 
 
+def _posv_composed(a, b, *, lower):
+    """il_potrf + il_potrs: the CUDA lowering where the tuned posv kernel would need the factor
+    in global memory (the fused kernels keep it in registers or shared memory)."""
+    l, info = il_potrf(a if lower else il_mT(a))
+    return il_potrs(l, b, lower=True), info
+
+
+def _posv_fused_fits(a, b, *, lower):
+    return _ffi.il_posv_fused(a.dtype, a.shape[-2])
+
+
 il_posv_p = make_primitive(_spec("batchla_il_posv", ("a", "b"), _posv_shape, _reference.il_posv,
-                                 multiple_results=True, fold_rhs_batch=True))
+                                 multiple_results=True, fold_rhs_batch=True,
+                                 cuda_lowering=conditional_cuda_lowering("batchla_il_posv", _posv_fused_fits,
+                                                                         _posv_composed)))
 
 
 def il_posv(a, b, *, lower: bool):
