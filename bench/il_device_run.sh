@@ -6,7 +6,7 @@ set -uo pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-NS=2,3,4,5,6,8,10,12,16,20,24,32,40,48,64
+NS=${NS:-2,3,4,5,6,8,10,12,16,20,24,32,40,48,64}
 build() {
   JAX_BATCHLA_CUDA_ARCHS=90 python3 -m pip install --no-build-isolation --no-deps -q -e . > "$OUT/build.log" 2>&1 \
     || { tail -30 "$OUT/build.log"; exit 1; }
@@ -14,9 +14,9 @@ build() {
 case ${STEP:-a} in
   a)
     build
-    timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_interleaved.py > "$OUT/pytest_il.log" 2>&1
+    timeout 180 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_interleaved.py > "$OUT/pytest_il.log" 2>&1
     echo "pytest il rc=$?"; tail -5 "$OUT/pytest_il.log"
-    timeout 250 python3 -m bench.run --ops interleaved --n $NS --dtypes float32 --out "$OUT/nvidia-h200-il-f32.json" \
+    timeout 140 python3 -m bench.run --ops interleaved --n $NS --dtypes float32 --out "$OUT/nvidia-h200-il-f32.json" \
       > "$OUT/bench_f32.log" 2>&1; echo "bench rc=$?"; tail -40 "$OUT/bench_f32.log" ;;
   b)
     python3 -c "import jax_batchla" 2>/dev/null || build
@@ -26,6 +26,8 @@ case ${STEP:-a} in
       > "$OUT/bench_f64.log" 2>&1; echo "bench rc=$?"; tail -30 "$OUT/bench_f64.log" ;;
   c)
     python3 -c "import jax_batchla" 2>/dev/null || build
-    timeout 400 python3 -m bench.layout_experiment --out "$OUT/nvidia-h200-layout.json" > "$OUT/layout.log" 2>&1
+    timeout 200 python3 -m bench.run --ops interleaved --n $NS --dtypes float64 --out "$OUT/nvidia-h200-il-f64.json" \
+      > "$OUT/bench_f64.log" 2>&1; echo "bench rc=$?"; tail -12 "$OUT/bench_f64.log"
+    timeout 200 python3 -m bench.layout_experiment --out "$OUT/nvidia-h200-layout.json" > "$OUT/layout.log" 2>&1
     echo "layout rc=$?"; tail -60 "$OUT/layout.log" ;;
 esac
