@@ -478,28 +478,30 @@ struct SharedStore {
 };
 
 // The triangle `a` reads, into the store: cp.async for every element, so the thread has its whole
-// matrix in flight at once (the symmetrized read needs two elements per value: plain loads).
-// BOUND > 0: loops unrolled to that padded size (constant shared-memory offsets), guarded by n.
+// matrix in flight at once; symmetrize then adds the upper triangle's loads (independent, so
+// they overlap too). BOUND > 0: loops unrolled to that padded size (constant shared-memory
+// offsets), guarded by n.
 template <int BOUND, typename T, class Store>
 __device__ __forceinline__ void StageTriangle(const Store& dst, const InputLower<T>& a) {
   const int n = a.n;
   const int bound = BOUND ? BOUND : n;
-  const int64_t row_step = a.rs, col_step = a.cs;  // (r, 0) -> (r + 1, 0) and (r, s) -> (r, s + 1)
 #pragma unroll
   for (int r = 0; r < bound; ++r) {
     if (BOUND && r >= n) break;
-    const T* src = a.p + r * row_step;
+    const T* src = a.p + r * a.rs;
 #pragma unroll
-    for (int s = 0; s <= r; ++s, src += col_step) {
-      if (a.mode == kSymmetrize) {
-        *dst.At(r, s) = a(r, s);
-      } else {
-        __pipeline_memcpy_async(dst.At(r, s), src, sizeof(T));
-      }
-    }
+    for (int s = 0; s <= r; ++s, src += a.cs) __pipeline_memcpy_async(dst.At(r, s), src, sizeof(T));
   }
   __pipeline_commit();
   __pipeline_wait_prior(0);
+  if (a.mode != kSymmetrize) return;
+#pragma unroll
+  for (int r = 0; r < bound; ++r) {
+    if (BOUND && r >= n) break;
+    const T* src = a.p + r * a.cs;  // (s, r): the mirror of (r, s)
+#pragma unroll 8
+    for (int s = 0; s <= r; ++s, src += a.rs) *dst.At(r, s) = (*dst.At(r, s) + __ldg(src)) * T(0.5);
+  }
 }
 
 // PAD > 0: the loops run to the compile-time size PAD >= n (fully unrolled, constant shared-memory

@@ -170,7 +170,7 @@ def _posv_fused_fits(a, b, *, lower):
 il_posv_p = make_primitive(_spec("batchla_il_posv", ("a", "b"), _posv_shape, _reference.il_posv,
                                  multiple_results=True, fold_rhs_batch=True,
                                  cuda_lowering=conditional_cuda_lowering("batchla_il_posv", _posv_fused_fits,
-                                                                         _posv_composed)))
+                                                                         _posv_composed, CORE_RANK)))
 
 
 def il_posv(a, b, *, lower: bool):

@@ -91,15 +91,15 @@ def ffi_lowering(target: str, core_rank: int = 2):
     return rule
 
 
-def conditional_cuda_lowering(target: str, fits: Callable, fallback: Callable):
+def conditional_cuda_lowering(target: str, fits: Callable, fallback: Callable, core_rank: int = 2):
     """The CUDA lowering of an op whose kernels cover only some shapes: our FFI target where
     `fits(*avals_in, **params)` holds; elsewhere `fallback` (a jnp function of the op's operands
     and params returning a sequence of results, built from our other primitives or jax's own
-    ops) lowered in its place."""
+    ops) lowered in its place. `core_rank` as OpSpec's (3 for interleaved operands)."""
 
     def rule(ctx, *args, **params):
         if fits(*ctx.avals_in, **params):
-            return ffi_lowering(target)(ctx, *args, **params)
+            return ffi_lowering(target, core_rank)(ctx, *args, **params)
         return mlir.lower_fun(fallback, multiple_results=True)(ctx, *args, **params)
 
     return rule
