@@ -85,9 +85,10 @@ def main():
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
                          text=True).stdout.strip()
     pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    pathlib.Path(args.out).write_text(json.dumps({
-        "gpu": gpu, "date": time.strftime("%Y-%m-%d"), "bytes": args.bytes, "ptxas": spill_report,
-        "failed_checks": len(failed), "records": records}, indent=0))
+    head = json.dumps({"gpu": gpu, "date": time.strftime("%Y-%m-%d"), "bytes": args.bytes,
+                       "ptxas": spill_report, "failed_checks": len(failed)})
+    body = ",\n".join(json.dumps(r, separators=(",", ":")) for r in records)  # one record per line
+    pathlib.Path(args.out).write_text(f'{head[:-1]}, "records": [\n{body}\n]}}\n')
     print(f"wrote {args.out}")
     if proc.returncode or failed:
         sys.exit(f"autotune: {len(failed)} variants failed their check (rc {proc.returncode})")
