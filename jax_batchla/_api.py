@@ -44,10 +44,22 @@ def check_square(fname: str, name: str, a) -> int:
     return a.shape[-1]
 
 
-def rhs_signature(fname: str, a, b, *, warn_deprecated_1d: bool = True):
+def check_rhs_batch(fname: str, a, b, vector: bool, a_name: str = "a"):
+    """The batch dims of the matrix and of b must broadcast (as jnp's solvers require)."""
+    b_batch = b.shape[:-1] if vector else b.shape[:-2]
+    try:
+        np.broadcast_shapes(a.shape[:-2], b_batch)
+    except ValueError:
+        raise ValueError(f"{fname}: the batch dims of argument b {b_batch} (shape {b.shape}) do not "
+                         f"broadcast with those of argument {a_name} {a.shape[:-2]} (shape {a.shape})"
+                         ) from None
+
+
+def rhs_signature(fname: str, a, b, *, a_name: str = "a", warn_deprecated_1d: bool = True):
     """The vectorize signature jax.scipy.linalg's solvers use for b of shape (N,), (..., N) or
-    (..., N, K), after checking that b's rows match `a`."""
-    n = check_square(fname, "a", a)
+    (..., N, K), after checking that b's rows and batch dims match the matrix `a` (named
+    `a_name` in errors)."""
+    n = check_square(fname, a_name, a)
     if b.ndim == 0:
         raise ValueError(f"{fname}: argument b must have rank >= 1, got shape {b.shape}")
     vector = b.ndim == 1 or (a.ndim == b.ndim + 1 and b.shape[-1] == n)
@@ -58,8 +70,9 @@ def rhs_signature(fname: str, a, b, *, warn_deprecated_1d: bool = True):
             category=FutureWarning, stacklevel=3)
     rows = b.shape[-1] if vector else b.shape[-2]
     if rows != n:
-        raise ValueError(f"{fname}: argument b must have {n} rows to match a of shape {a.shape}, "
+        raise ValueError(f"{fname}: argument b must have {n} rows to match {a_name} of shape {a.shape}, "
                          f"got shape {b.shape}")
+    check_rhs_batch(fname, a, b, vector, a_name)
     return vector
 
 

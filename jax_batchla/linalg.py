@@ -64,12 +64,13 @@ def solve(a, b):
     a, b = _api.as_inexact_arrays(fname, a=a, b=b)
     if a.ndim < 2:
         raise ValueError(f"{fname}: argument a must be at least two dimensional; got shape {a.shape}")
-    if not _api.accelerated(a, b):
-        return jnp.linalg.solve(a, b)
     n = _api.check_square(fname, "a", a)
     if b.ndim == 0 or b.shape[-1 if b.ndim == 1 else -2] != n:
         raise ValueError(f"{fname}: argument b must have shape (N,) or (..., N, M) with N = {n} "
                          f"to match a of shape {a.shape}; got {b.shape}")
+    _api.check_rhs_batch(fname, a, b, vector=b.ndim == 1)
+    if not _api.accelerated(a, b):
+        return jnp.linalg.solve(a, b)
     return _api.vectorized_solve(lambda a_, b_: gesv(a_, b_)[0], a, b, vector=b.ndim == 1)
 
 

@@ -240,12 +240,7 @@ def _attempt(f):
 # Findings of this fuzzer not fixed yet (issue 7; the closing note of 2026-11-22 has the
 # reproducers): strict, so each one fails the suite again once it is fixed and the mark stays.
 KNOWN_FINDINGS = {
-    "linalg.solve": "complex / non-broadcasting batch inputs reach jax before our checks: the error "
-                    "names no argument",
-    "scipy.cho_solve": "rhs_signature names 'a' for the factor argument 'c'",
     "scipy.lu": "batched non-square input reaches jax.scipy.linalg.lu, which has no batch support",
-    "scipy.lu_solve": "piv with more batch dims than lu fails in our broadcast; rank-1 / string "
-                      "lu or piv reach jax unchecked",
 }
 
 

@@ -79,9 +79,10 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     fname = "jax_batchla.scipy.linalg.cho_solve"
     c, lower = c_and_lower
     c, b = _api.as_inexact_arrays(fname, c=c, b=b)
-    if not _api.accelerated(c, b):
+    fast = _api.accelerated(c, b)
+    vector = _api.rhs_signature(fname, c, b, a_name="c", warn_deprecated_1d=fast)
+    if not fast:
         return jsl.cho_solve((c, lower), b)
-    vector = _api.rhs_signature(fname, c, b)
     return _api.vectorized_solve(partial(potrs, lower=bool(lower)), c, b, vector)
 
 
@@ -106,9 +107,10 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     if trans not in _TRANS:
         raise ValueError(f"{fname}: invalid 'trans' value {trans!r}")
     a, b = _api.as_inexact_arrays(fname, a=a, b=b)
-    if not _api.accelerated(a, b):
+    fast = _api.accelerated(a, b)
+    vector = _api.rhs_signature(fname, a, b, warn_deprecated_1d=fast)
+    if not fast:
         return jsl.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
-    vector = _api.rhs_signature(fname, a, b)
     core = partial(trsm, lower=bool(lower), trans=_TRANS[trans], unit_diag=bool(unit_diagonal))
     return _api.vectorized_solve(core, a, b, vector)
 
@@ -204,7 +206,7 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False, check_fin
     if not jnp.issubdtype(piv.dtype, np.integer) or piv.shape[-1:] != lu.shape[-1:]:
         raise ValueError(f"{fname}: argument piv must be integer of shape (..., {lu.shape[-1]}), "
                          f"got {piv.dtype}{list(piv.shape)}")
-    vector = _api.rhs_signature(fname, lu, b)
+    vector = _api.rhs_signature(fname, lu, b, a_name="lu")
     perm = lax.linalg.lu_pivots_to_permutation(piv.astype(np.int32), lu.shape[-1])
     perm = jnp.broadcast_to(perm, lu.shape[:-1])  # the batch dims of lu: pivots may broadcast
     core = lambda lu_, perm_, b_: getrs(lu_, perm_, b_, trans=trans != 0)
