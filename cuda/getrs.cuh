@@ -333,6 +333,7 @@ __global__ void __launch_bounds__(tuning::kTrsmSmallThreads)
         xi = GroupSweep<T, true, true, false>(Am, ld, n, i, base, valid, xi);    // U^T
         xi = GroupSweep<T, false, true, true>(Am, ld, n, i, base, valid, xi);    // L^T
       }
+      __syncwarp();  // orders every lane's read of the column before the permuted writes into it
       if (valid) col[(trans ? pr : i) * k] = xi;
     }
     __syncthreads();

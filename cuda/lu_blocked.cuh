@@ -395,6 +395,9 @@ __device__ __forceinline__ void LuGemm(T* C, int64_t ldc, int rows, int cols, co
 #pragma unroll
         for (int b = 0; b < 4; ++b) acc[a][b] = PRELOAD ? fma(x[a], y[b], acc[a][b]) : fma(-x[a], y[b], acc[a][b]);
     }
+    // Lanes past the edge read clamped elements that their neighbours write below: order the
+    // reads first (the values are discarded, but the hazard would be real for racecheck).
+    __syncwarp();
 #pragma unroll
     for (int a = 0; a < 4; ++a)
 #pragma unroll

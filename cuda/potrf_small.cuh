@@ -116,11 +116,12 @@ __global__ void __launch_bounds__(TinyCfg<T, N>::kMPB)
         T invd[N];
 #pragma unroll
         for (int i = 0; i < N; ++i) invd[i] = T(1) / r[i][i];
+        // int64 row offsets: k is unbounded (vmap folds a batch of right-hand sides into it).
         const int64_t base = (m0 + t) * static_cast<int64_t>(N) * k;
         for (int c = 0; c < k; ++c) {
           T y[N];
 #pragma unroll
-          for (int i = 0; i < N; ++i) y[i] = b[base + i * k + c];
+          for (int i = 0; i < N; ++i) y[i] = b[base + int64_t(i) * k + c];
 #pragma unroll
           for (int i = 0; i < N; ++i) {  // L y = b
             T s = y[i];
@@ -136,7 +137,7 @@ __global__ void __launch_bounds__(TinyCfg<T, N>::kMPB)
             y[i] = s * invd[i];
           }
 #pragma unroll
-          for (int i = 0; i < N; ++i) out[base + i * k + c] = inf ? Scalar<T>::NaN() : y[i];
+          for (int i = 0; i < N; ++i) out[base + int64_t(i) * k + c] = inf ? Scalar<T>::NaN() : y[i];
         }
       }
     }
@@ -241,9 +242,12 @@ __global__ void __launch_bounds__(tuning::kSmallThreads)
       }
       __syncwarp();
       {  // every group runs the shuffles (full-warp masks); only live groups touch memory
-        const int64_t base = (m0 + g) * static_cast<int64_t>(N) * k;
+        // this lane's row of b and x (int64: k is unbounded, vmap folds a batch of rhs into it)
+        const int64_t off = ((m0 + g) * N + r) * static_cast<int64_t>(k);
+        const T* brow = b + off;
+        T* xrow = out + off;
         for (int cc = 0; cc < k; ++cc) {
-          T y = (live && r < N) ? b[base + r * k + cc] : T(0);
+          T y = (live && r < N) ? brow[cc] : T(0);
 #pragma unroll
           for (int j = 0; j < N; ++j) {  // L y = b
             const T xj = ShflIdx(y * invd, j, C::kLanes);
@@ -256,7 +260,7 @@ __global__ void __launch_bounds__(tuning::kSmallThreads)
             if (r == j) y = xj;
             if (r < j) y = fma(-my[j * S + r], xj, y);
           }
-          if (live && r < N) out[base + r * k + cc] = inf ? Scalar<T>::NaN() : y;
+          if (live && r < N) xrow[cc] = inf ? Scalar<T>::NaN() : y;
         }
       }
     }
@@ -485,10 +489,13 @@ __global__ void __launch_bounds__(tuning::kSmallThreads)
       }
       if constexpr (POSV) {
         __syncwarp();
-        const int64_t base = (m0 + mi) * static_cast<int64_t>(N) * k;
+        // this lane's row of b and x (int64: k is unbounded, vmap folds a batch of rhs into it)
+        const int64_t off = ((m0 + mi) * N + r) * static_cast<int64_t>(k);
+        const T* brow = b + off;
+        T* xrow = out + off;
         for (int cc = 0; cc < k; ++cc) {  // every group runs the shuffles; only live groups touch memory
           if (cc > 0) {
-            y = (live && r < N) ? b[base + r * k + cc] : T(0);
+            y = (live && r < N) ? brow[cc] : T(0);
 #pragma unroll
             for (int j = 0; j < N; ++j) {  // L y = b
               const T xj = ShflIdx(y * invd, j, C::kLanes);
@@ -502,7 +509,7 @@ __global__ void __launch_bounds__(tuning::kSmallThreads)
             if (r == j) y = xj;
             if (r < j) y = fma(-my[j * RS + r], xj, y);
           }
-          if (live && r < N) out[base + r * k + cc] = inf ? Scalar<T>::NaN() : y;
+          if (live && r < N) xrow[cc] = inf ? Scalar<T>::NaN() : y;
         }
       }
       __syncwarp();

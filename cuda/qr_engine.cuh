@@ -26,11 +26,13 @@ namespace qr_engine {
 // A kernel's shape: kThreads per block, kNB reflectors per panel (cuda/qr_engine.cu picks one per
 // size; every device function below is templated on both).
 
-// A row-major matrix view (shared or global memory). Indices fit int: m * ld <= 4096 * 513.
-template <typename T>
+// A row-major matrix view (shared or global memory). Index I = int wherever m * ld <= 4096 * 513;
+// I = int64_t only for ormqr's C in global memory, whose row stride p is unbounded (vmap folds a
+// batch of right-hand sides into p).
+template <typename T, typename I = int>
 struct Mat {
   T* p;
-  int ld;
+  I ld;
   __device__ T& operator()(int i, int j) const { return p[i * ld + j]; }
   __device__ Mat At(int i, int j) const { return {p + i * ld + j, ld}; }
 };
@@ -263,12 +265,13 @@ __device__ void BuildT(const Mat<T>& v, int rows, int jb, const T* tau, Scratch<
 // The bulk of a block-reflector pass: rows r0, r0 + step, ... < rows of column k of C, all below the
 // unit-triangular top of V (so V(r, t) is stored). Pointer walks keep the index math out of the
 // loop; kFull (jb == kNB, every panel but maybe the last) drops the per-column predicate.
-template <typename T, int kNB, bool kFull>
-__device__ __forceinline__ void BulkDots(const Mat<T>& v, const Mat<T>& c, int k, int r0, int rows,
+template <typename T, int kNB, bool kFull, typename I>
+__device__ __forceinline__ void BulkDots(const Mat<T>& v, const Mat<T, I>& c, int k, int r0, int rows,
                                          int step, int jb, T (&acc)[kNB]) {
   const T* vp = v.p + r0 * v.ld;
   const T* cp = c.p + r0 * c.ld + k;
-  const int vs = step * v.ld, cs = step * c.ld;
+  const int vs = step * v.ld;
+  const I cs = step * c.ld;
 #pragma unroll 2
   for (int r = r0; r < rows; r += step, vp += vs, cp += cs) {
     const T x = *cp;
@@ -277,12 +280,13 @@ __device__ __forceinline__ void BulkDots(const Mat<T>& v, const Mat<T>& c, int k
       if (kFull || t < jb) acc[t] += vp[t] * x;
   }
 }
-template <typename T, int kNB, bool kFull>
-__device__ __forceinline__ void BulkUpdate(const Mat<T>& v, const Mat<T>& c, int k, int r0, int rows,
+template <typename T, int kNB, bool kFull, typename I>
+__device__ __forceinline__ void BulkUpdate(const Mat<T>& v, const Mat<T, I>& c, int k, int r0, int rows,
                                            int step, int jb, const T (&z)[kNB]) {
   const T* vp = v.p + r0 * v.ld;
   T* cp = c.p + r0 * c.ld + k;
-  const int vs = step * v.ld, cs = step * c.ld;
+  const int vs = step * v.ld;
+  const I cs = step * c.ld;
 #pragma unroll 2
   for (int r = r0; r < rows; r += step, vp += vs, cp += cs) {
     T x = *cp;
@@ -296,8 +300,8 @@ __device__ __forceinline__ void BulkUpdate(const Mat<T>& v, const Mat<T>& c, int
 // C <- (I - V op(T) V^T) C for the panel in `v` (rows 0..rows-1, jb reflectors) and the
 // rows x nc matrix `c`; op(T) = T^T when `trans` (applies Q_panel^T), else T (applies Q_panel).
 // Thread = (column, row slice); columns in chunks of up to kThreads. Ends with a barrier.
-template <typename T, int kThreads, int kNB>
-__device__ void ApplyBlock(const Mat<T>& v, int rows, int jb, const Mat<T>& c, int nc, bool trans,
+template <typename T, int kThreads, int kNB, typename I>
+__device__ void ApplyBlock(const Mat<T>& v, int rows, int jb, const Mat<T, I>& c, int nc, bool trans,
                            Scratch<T, kThreads, kNB>& s) {
   if (nc <= 0) return;
   const int kc_width = nc >= kThreads ? kThreads : RoundUp(nc, 32);
@@ -436,17 +440,19 @@ __device__ void FormQ(const Mat<T>& w, int m, int n, int k, Scratch<T, kThreads,
 }
 
 // ---- staging ----------------------------------------------------------------------------------
-// dst(i, c0 + j) = src[i * cols + j] for an m x cols block of src (contiguous, row-major).
-template <typename T>
-__device__ void LoadBlock(const T* __restrict__ src, int m, int cols, const Mat<T>& dst, int c0) {
-  for (int e = threadIdx.x; e < m * cols; e += blockDim.x) dst(e / cols, c0 + e % cols) = src[e];
+// dst(i, c0 + j) = src[i * cols + j] for an m x cols block of src (contiguous, row-major);
+// element counts in I, the index type of dst (m * cols can pass 2^31 only when I is int64_t).
+template <typename T, typename I>
+__device__ void LoadBlock(const T* __restrict__ src, int m, int cols, const Mat<T, I>& dst, int c0) {
+  for (I e = threadIdx.x; e < I(m) * cols; e += blockDim.x)
+    dst(int(e / cols), c0 + int(e % cols)) = src[e];
 }
 // dst[i * cols + j] = src(i, c0 + j), or 0 below the diagonal when `upper_only`.
-template <typename T>
-__device__ void StoreBlock(const Mat<T>& src, int c0, int m, int cols, T* __restrict__ dst,
+template <typename T, typename I>
+__device__ void StoreBlock(const Mat<T, I>& src, int c0, int m, int cols, T* __restrict__ dst,
                            bool upper_only = false) {
-  for (int e = threadIdx.x; e < m * cols; e += blockDim.x) {
-    const int i = e / cols, j = e % cols;
+  for (I e = threadIdx.x; e < I(m) * cols; e += blockDim.x) {
+    const int i = int(e / cols), j = int(e % cols);
     dst[e] = upper_only && j < i ? T(0) : src(i, c0 + j);
   }
 }
@@ -556,7 +562,8 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename T, int kThreads, int kNB, bool kInSmem>
+// I: index type of C (int64_t when C is in global memory and m * p > INT32_MAX; see Mat).
+template <typename T, int kThreads, int kNB, bool kInSmem, typename I = int>
 __global__ void __launch_bounds__(kThreads)
     OrmqrKernel(const T* a, const T* taus, const T* c, T* x, int64_t batch, int m, int n, int k,
                 int p, bool trans) {
@@ -566,7 +573,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t mn = int64_t(m) * n, mp = int64_t(m) * p;
   for (int64_t b = blockIdx.x; b < batch; b += gridDim.x) {
     const Mat<T> v{const_cast<T*>(a + b * mn), n};  // only read
-    const Mat<T> w = kInSmem ? Mat<T>{SmemMatrix<T, S>(smem), SmemLd(p)} : Mat<T>{x + b * mp, p};
+    const Mat<T, I> w = kInSmem ? Mat<T, I>{SmemMatrix<T, S>(smem), SmemLd(p)} : Mat<T, I>{x + b * mp, p};
     if (kInSmem || w.p != c + b * mp) LoadBlock(c + b * mp, m, p, w, 0);
     LoadVector(taus + b * k, k, s.tau);
     __syncthreads();

@@ -61,10 +61,15 @@ struct Shape {
                            int64_t batch, int m, int n, int k, int p, bool trans) {
     const bool on_chip = OnChip(m, p);
     const size_t smem = SmemBytes<T, kThreads, kNB>(m, p, on_chip);
-    return on_chip ? LaunchBlocks(qr_engine::OrmqrKernel<T, kThreads, kNB, true>, kThreads, smem,
-                                  stream, batch, a, taus, c, x, batch, m, n, k, p, trans)
-                   : LaunchBlocks(qr_engine::OrmqrKernel<T, kThreads, kNB, false>, kThreads, smem,
-                                  stream, batch, a, taus, c, x, batch, m, n, k, p, trans);
+    if (on_chip)
+      return LaunchBlocks(qr_engine::OrmqrKernel<T, kThreads, kNB, true>, kThreads, smem, stream,
+                          batch, a, taus, c, x, batch, m, n, k, p, trans);
+    // p is unbounded (vmap folds a batch of right-hand sides into it): int64 indices past 2^31
+    if (int64_t(m) * p > INT32_MAX)
+      return LaunchBlocks(qr_engine::OrmqrKernel<T, kThreads, kNB, false, int64_t>, kThreads, smem,
+                          stream, batch, a, taus, c, x, batch, m, n, k, p, trans);
+    return LaunchBlocks(qr_engine::OrmqrKernel<T, kThreads, kNB, false>, kThreads, smem, stream,
+                        batch, a, taus, c, x, batch, m, n, k, p, trans);
   }
 };
 

@@ -339,12 +339,14 @@ __device__ __forceinline__ void TileDot(const T (&m)[32], const T* V, T (&acc)[K
   }
 }
 
-// One warp per block. blockIdx.x walks matrices (grid-stride), blockIdx.y picks KC rhs columns.
+// One warp per block; work item = matrix * col_blocks + block of KC rhs columns (grid-stride over
+// blockIdx.x). The column blocks are not in gridDim.y (at most 65535): vmap folds a batch of
+// right-hand sides into k, so k / KC is as unbounded as a batch.
 // Shared memory: ring[stages][32][kLd], then V[nt*32][KC] (the rhs block: B in, X out).
 template <typename T, int KC>
 __global__ void __launch_bounds__(32)
     TileSolveKernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ x,
-                    int64_t batch, int n, int k, int stages, bool vec_ok, SolvePlan plan) {
+                    int64_t batch, int n, int k, int col_blocks, int stages, bool vec_ok, SolvePlan plan) {
   using Cfg = TileCfg<T>;
   constexpr int NA = KC == 1 ? 4 : 1;  // independent accumulators per column
   extern __shared__ __align__(16) unsigned char trsm_smem[];
@@ -352,14 +354,16 @@ __global__ void __launch_bounds__(32)
   const int nt = (n + 31) / 32;
   T* V = ring + stages * Cfg::kElems;
   const int lane = threadIdx.x;
-  const int c0 = blockIdx.y * KC;
   const int vrows = nt * 32;
   TileSeq seq;
   seq.nt = nt;
   seq.plan = plan;
   const int total = plan.npasses * (nt * (nt + 1) / 2);
+  const int64_t items = batch * col_blocks;
 
-  for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x) {
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int64_t mat = item / col_blocks;
+    const int c0 = static_cast<int>(item - mat * col_blocks) * KC;
     const T* Am = a + mat * int64_t{n} * n;
     const T* Bm = b + mat * int64_t{n} * k;
     // V <- B[:, c0:c0+KC] (zero outside), in the first cp.async group.
@@ -488,8 +492,8 @@ cudaError_t LaunchTile(cudaStream_t stream, const T* a, const T* b, T* x, int64_
   if (stages > total + 1) stages = total + 1;
   if (stages < 2) stages = 2;
   const size_t smem = (size_t(stages) * Cfg::kElems + size_t(nt) * 32 * KC) * sizeof(T);
-  const int64_t col_blocks = (int64_t{k} + KC - 1) / KC;
-  if (smem > 227 * 1024 || col_blocks > 65535) return cudaErrorInvalidValue;
+  const int col_blocks = static_cast<int>((int64_t{k} + KC - 1) / KC);
+  if (smem > 227 * 1024) return cudaErrorInvalidValue;
   auto kernel = TileSolveKernel<T, KC>;
   if (smem > 48 * 1024) {
     const cudaError_t e =
@@ -497,9 +501,9 @@ cudaError_t LaunchTile(cudaStream_t stream, const T* a, const T* b, T* x, int64_
     if (e != cudaSuccess) return e;
   }
   const bool vec_ok = n % Cfg::kVec == 0 && reinterpret_cast<uintptr_t>(a) % 16 == 0;
-  const dim3 grid(static_cast<unsigned>(batch < kMaxGrid ? batch : kMaxGrid),
-                  static_cast<unsigned>(col_blocks));
-  kernel<<<grid, 32, smem, stream>>>(a, b, x, batch, n, k, stages, vec_ok, plan);
+  const int64_t items = batch * col_blocks;
+  const unsigned grid = static_cast<unsigned>(items < kMaxGrid ? items : kMaxGrid);
+  kernel<<<grid, 32, smem, stream>>>(a, b, x, batch, n, k, col_blocks, stages, vec_ok, plan);
   return cudaGetLastError();
 }
 

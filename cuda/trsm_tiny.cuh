@@ -71,8 +71,12 @@ __device__ __forceinline__ void TinyStageIn(T* dst, const T* __restrict__ src, i
       } else {
         d = u * V;
       }
-      const int rem = (total - u * V) * int(sizeof(T));
-      CpAsync16N(dst + d, src + u * V, rem < 16 ? rem : 16);  // the tail unit reads only `rem` bytes
+      const int rem = total - u * V;
+      if (rem >= V) {
+        CpAsync16N(dst + d, src + u * V, 16);
+      } else {  // the tail unit: element copies, so no 16-byte access reaches past the buffer
+        for (int i = 0; i < rem; ++i) CpAsync<sizeof(T)>(dst + d + i, src + u * V + i, true);
+      }
     }
   } else {
     for (int e = threadIdx.x; e < total; e += MT) {

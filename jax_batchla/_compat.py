@@ -39,6 +39,31 @@ except ImportError:
     from jax._src.lax.linalg import geqrf
 
 
+def fully_manual(module_context) -> bool:
+    """True while lowering inside a shard_map that is manual over every mesh axis."""
+    ctx = getattr(module_context, "axis_context", None)
+    manual = getattr(ctx, "manual_axes", None)
+    mesh = getattr(ctx, "mesh", None)
+    return bool(manual) and mesh is not None and set(manual) >= set(mesh.axis_names)
+
+
+def vary_like_inputs(outs, avals_in):
+    """Results that vary over the manual mesh axes (shard_map) their inputs vary over, as jax's own
+    linalg primitives do; otherwise shard_map's type check rejects the JVP and the branches of a
+    lax.cond around our ops. Inputs varying over different axes give the union (the first input
+    whose set covers all the others). No-op on a jax without manual-axis types."""
+    mats = [getattr(a, "manual_axis_type", None) for a in avals_in]
+    if any(m is None or not hasattr(m, "varying") for m in mats):
+        return outs
+    mat = max(mats, key=lambda m: len(m.varying))
+    if not mat.varying or any(not m.varying <= mat.varying for m in mats):
+        return outs
+    from jax.sharding import NamedSharding, PartitionSpec
+    mesh = next(a for a, m in zip(avals_in, mats) if m is mat).sharding.mesh
+    return tuple(o.update(sharding=NamedSharding(mesh, PartitionSpec(*(None,) * o.ndim)), manual_axis_type=mat)
+                 for o in outs)
+
+
 def shardy_enabled() -> bool:
     try:
         return bool(jax.config.jax_use_shardy_partitioner)

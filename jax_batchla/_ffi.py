@@ -21,12 +21,19 @@ TARGETS = ("batchla_potrf", "batchla_trsm", "batchla_potrs", "batchla_posv", "ba
            "batchla_il_potrf", "batchla_il_potrs", "batchla_il_posv", "batchla_il_trsm")
 _CUDA_TARGETS = frozenset(_cuda.registrations()) if _cuda is not None else frozenset()
 
+# Every target is registered twice: as batch partitionable (XLA may split its call along the
+# batch dims) and, under MANUAL_SUFFIX, as a plain target for calls inside a fully manual region
+# (shard_map): there nothing is left to partition, and XLA's GSPMD batch partitioner aborts the
+# process on a manual sharding it meets inside a conditional there.
+MANUAL_SUFFIX = "_manual"
+
 for _module, _platform in ((_cpu, "cpu"), (_cuda, "CUDA")):
     if _module is None:
         continue
     for _name, _capsule in _module.registrations().items():
         jax.ffi.register_ffi_target(_name, _capsule, platform=_platform)
         jax.ffi.register_ffi_target_as_batch_partitionable(_name)
+        jax.ffi.register_ffi_target(_name + MANUAL_SUFFIX, _capsule, platform=_platform)
 
 
 def has_cuda() -> bool:

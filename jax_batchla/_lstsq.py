@@ -3,7 +3,8 @@ the fallback for rank-deficient and wide matrices.
 
 How the fallback is chosen inside the program: the QR kernel always runs and also returns R's
 diagonal; a `lax.cond` on one predicate for the whole batch ("every matrix has full rank") keeps
-its solution or recomputes the whole call with jnp's algorithm. Under a user's `jax.vmap` such a
+its solution, or also runs jnp's algorithm and takes its result for the matrices that fail the
+rank test (the others keep theirs, bit for bit). Under a user's `jax.vmap` such a
 predicate would become batched and jax would then run both branches (an SVD every time), so the
 solver is a `custom_vmap` whose rule calls the natively batched solver: the predicate stays one
 scalar for the whole vmapped batch. `custom_vmap` has no reverse mode, so a `custom_jvp` wraps it;
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 from jax.custom_batching import custom_vmap
 
@@ -31,9 +31,10 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
 
     Mirrors :func:`jax.numpy.linalg.lstsq` (same signature, results and dtypes). Full-rank
     float32/float64 matrices with ``M >= N`` are solved by a Householder QR (one fused kernel on
-    GPU); if any matrix of the call is rank deficient by the test below, or ``M < N``, or the dtype
-    is another one (complex, half), the whole call uses jnp's SVD algorithm, so the results are
-    then jnp's exactly.
+    GPU); a matrix that is rank deficient by the test below gets jnp's SVD solution (computed only
+    when the call has such a matrix), and when ``M < N`` or the dtype is another one (complex,
+    half) the whole call uses jnp's SVD algorithm, so the results are then jnp's exactly. One bad
+    matrix never changes the results of the others.
 
     As an extension, ``a`` and ``b`` may carry leading batch dimensions (which broadcast); every
     matrix is solved independently with jnp's per-matrix semantics. The choice of path is made
@@ -64,7 +65,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
       - ``s``: shape ``(..., min(M, N))``: the singular values.
 
       ``s`` and ``rank`` cost an SVD; under ``jit`` it is removed when neither is used. A matrix
-      holding NaN/Inf gives NaN in its own results only while the other matrices take the QR path.
+      holding NaN/Inf gives NaN in its own results only.
     """
     fname = "jax_batchla.linalg.lstsq"
     a, b = _api.as_inexact_arrays(fname, a=a, b=b)
@@ -132,24 +133,37 @@ def _jnp_lstsq(a, b, rc):
     return _over_batch(jnp.linalg.lstsq, a.ndim - 2)(a, b, rc)
 
 
-def _all_full_rank(rdiag, rc):
-    """One scalar for the whole batch: no finite matrix fails the rank test on R's diagonal.
-    Matrices with NaN/Inf do not count: their result is NaN on either path, and sending the whole
-    batch to the SVD because of one of them would only cost time."""
+def _jnp_lstsq_where(use, a, b, rc):
+    """_jnp_lstsq on the matrices where `use` (...); the others are replaced by zeros, so LAPACK's
+    SVD never sees them (jnp.linalg.lstsq does not return on CPU for some inputs holding Inf)."""
+    keep = lambda x: jnp.where(use[..., None, None], x, jnp.zeros((), x.dtype))  # noqa: E731
+    return _jnp_lstsq(keep(a), keep(b), rc)
+
+
+def _qr_suffices(rdiag, rc):
+    """Per matrix (...): it passes the rank test on R's diagonal, or it holds NaN/Inf (its result
+    is NaN on either path, and sending the batch to the SVD because of it would only cost time)."""
     mag = jnp.abs(rdiag)
     full = jnp.min(mag, axis=-1) > rc * jnp.max(mag, axis=-1)
     finite = jnp.all(jnp.isfinite(rdiag), axis=-1)
-    return jnp.all(full | ~finite)
+    return full | ~finite
 
 
 @custom_vmap
 def _solve_batched(a, b, rc):
-    """(x, resid, fast) for a (..., M, N), M >= N, b (..., M, K), rc (...): the QR solution when
-    fast (every matrix has full rank), else jnp's for every matrix."""
+    """(x, resid, fast) for a (..., M, N), M >= N, b (..., M, K), rc (...): fast says every
+    matrix passes the QR rank test. Each matrix that passes gets the QR solution, the others jnp's
+    (computed only when some matrix needs it): a bad matrix never changes its neighbours' results."""
     x, rdiag, resid = lstsq_p.bind(a, b)
-    fast = _all_full_rank(rdiag, rc)
-    x, resid = lax.cond(fast, lambda x, resid, *_: (x, resid),
-                        lambda _x, _r, a, b, rc: _jnp_lstsq(a, b, rc)[:2], x, resid, a, b, rc)
+    qr_ok = _qr_suffices(rdiag, rc)
+    fast = jnp.all(qr_ok)
+
+    def mixed(x, resid, a, b, rc):
+        x_svd, resid_svd = _jnp_lstsq_where(~qr_ok, a, b, rc)[:2]
+        return (jnp.where(qr_ok[..., None, None], x, x_svd),
+                jnp.where(qr_ok[..., None], resid, resid_svd))
+
+    x, resid = lax.cond(fast, lambda x, resid, *_: (x, resid), mixed, x, resid, a, b, rc)
     return x, resid, fast
 
 
@@ -182,7 +196,8 @@ def _solve_jvp(primals, tangents):
     # kernel behind it has no JVP of its own); the tangents use differentiable primitives only.
     x, resid, fast = _solve(a, b, rc)
     dx, dresid = lax.cond(fast, _qr_tangents, _jnp_tangents, a, b, rc, x, da, db)
-    return (x, resid, fast), (dx, dresid, np.zeros(fast.shape, jax.dtypes.float0))
+    # zeros_like keeps the primal's varying manual axes (shard_map); np.zeros would drop them
+    return (x, resid, fast), (dx, dresid, jnp.zeros_like(fast, dtype=jax.dtypes.float0))
 
 
 def _qr_tangents(a, b, rc, x, da, db):
@@ -200,8 +215,12 @@ def _qr_tangents(a, b, rc, x, da, db):
 
 
 def _jnp_tangents(a, b, rc, x, da, db):
+    # Matrices holding NaN/Inf are kept from the SVD (see _jnp_lstsq_where); their tangents are NaN.
     del x
-    return jax.jvp(lambda a, b: _jnp_lstsq(a, b, rc)[:2], (a, b), (da, db))[1]
+    finite = jnp.all(jnp.isfinite(a), axis=(-2, -1)) & jnp.all(jnp.isfinite(b), axis=(-2, -1))
+    dx, dresid = jax.jvp(lambda a, b: _jnp_lstsq_where(finite, a, b, rc)[:2], (a, b), (da, db))[1]
+    nan = jnp.asarray(jnp.nan, dx.dtype)
+    return jnp.where(finite[..., None, None], dx, nan), jnp.where(finite[..., None], dresid, nan)
 
 
 __all__ = ["lstsq"]

@@ -1,76 +1,166 @@
-"""Run in a fresh process with 4 host CPU devices (see test_sharding.py): batch-sharded inputs
-must compile to per-shard custom calls with no collectives, and give the unsharded results."""
+"""Sharding check of every accelerated function (table: sharding_cases.py), run in a fresh process
+per partitioner by test_sharding.py:
 
+  python3 tests/sharding_check.py {shardy,gspmd} [--platform {cpu,gpu}] [--host-devices N]
+
+- batch-sharded inputs under jax.jit (Mesh + NamedSharding) and inside shard_map compile to our
+  custom calls on the per-shard batch with no collective, and give the unsharded results;
+- matrices split along their rows/columns (not the batch) still give the unsharded results.
+
+On cpu (default) it forces 4 host devices (--host-devices); with --platform gpu (or
+BATCHLA_SHARDING_PLATFORM=gpu) it shards over all the GPUs present. Prints one line per function
+and "sharding ok" at the end.
+"""
+
+import argparse
 import os
 import sys
+import time
 
-os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+
+def _args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("partitioner", choices=("shardy", "gspmd"))
+    parser.add_argument("--platform", choices=("cpu", "gpu"),
+                        default=os.environ.get("BATCHLA_SHARDING_PLATFORM", "cpu"))
+    parser.add_argument("--host-devices", type=int, default=4, help="cpu only: how many to force")
+    return parser.parse_args()
+
+
+ARGS = _args()
+if ARGS.platform == "cpu":  # must precede jax's import
+    os.environ["JAX_PLATFORMS"] = "cpu"
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                               f" --xla_force_host_platform_device_count={ARGS.host_devices}")
 
 import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_use_shardy_partitioner", sys.argv[1] == "shardy")
+jax.config.update("jax_use_shardy_partitioner", ARGS.partitioner == "shardy")
 
 import numpy as np  # noqa: E402
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
-import jax_batchla.interleaved as il  # noqa: E402
-import jax_batchla.linalg as bla  # noqa: E402
-import jax_batchla.scipy.linalg as bsl  # noqa: E402
+try:  # jax >= 0.7 exports it; older versions only have the experimental one
+    from jax import shard_map
+except ImportError:
+    from jax.experimental.shard_map import shard_map
 
-COLLECTIVES = ("all-gather", "all-to-all", "collective-permute", "all-reduce", "reduce-scatter")
+from sharding_cases import CASES, FLOAT32, NON_BATCH, inputs  # noqa: E402
+from sharding_hlo import batchla_calls, collectives, is_scalar_all_reduce  # noqa: E402
 
-mesh = Mesh(np.array(jax.devices()[:4]), ("batch",))
-rng = np.random.default_rng(0)
-g = rng.standard_normal((8, 6, 6))
-a = g @ np.swapaxes(g, -1, -2) + 6 * np.eye(6)
-l = np.linalg.cholesky(a)
-b = rng.standard_normal((8, 6, 2))
-shard = NamedSharding(mesh, P("batch"))
-a_s, l_s, b_s = (jax.device_put(x, shard) for x in (a, l, b))
+# Matrix splits of the non-batch variant on a ("batch", "mat") mesh: every input gets the spec.
+MATRIX_SPLITS = {"rows": P(None, "mat"), "columns": P(None, None, "mat"),
+                 "batch+rows": P("batch", "mat"), "rows+columns": P(None, "batch", "mat")}
 
-ops = {
-    "cholesky": (bla.cholesky, (a_s,)),
-    "cho_solve": (lambda c, b: bsl.cho_solve((c, True), b), (l_s, b_s)),
-    "solve_triangular": (lambda c, b: bsl.solve_triangular(c, b, lower=True, trans=1), (l_s, b_s)),
-    "solve_pos": (lambda a, b: bsl.solve(a, b, assume_a="pos"), (a_s, b_s)),
-    "solve": (bla.solve, (a_s, b_s)),
-    "inv": (bla.inv, (a_s,)),
-    "slogdet": (lambda a: bla.slogdet(a).logabsdet, (a_s,)),
-    "lu_factor": (lambda a: bsl.lu_factor(a)[0], (a_s,)),
-    "lu_solve": (lambda a, b: bsl.lu_solve(bsl.lu_factor(a), b), (a_s, b_s)),
-}
-# QR family: tall matrices, every mode of the public qr
-t_s = jax.device_put(rng.standard_normal((8, 9, 5)), shard)
-ops.update({
-    "qr_reduced": (lambda t: bla.qr(t).Q, (t_s,)),
-    "qr_r": (lambda t: bla.qr(t, mode="r"), (t_s,)),
-    "qr_complete": (lambda t: bla.qr(t, mode="complete").Q, (t_s,)),
-    "qr_raw": (lambda t: bla.qr(t, mode="raw")[0], (t_s,)),
-    "scipy_qr": (lambda t: bsl.qr(t, mode="economic")[1], (t_s,)),
-})
-# Interleaved layout: 128 matrices in 4 chunks of 32, the data sharded along the chunk axis
-g = rng.standard_normal((128, 5, 5))
-a_il = il.to_interleaved(g @ np.swapaxes(g, -1, -2) + 5 * np.eye(5), 32)
-l_il = il.cholesky(a_il)
-b_il = il.to_interleaved(rng.standard_normal((128, 5, 3)), 32)
-A_s, L_s, B_s = (jax.device_put(np.asarray(x.data), shard) for x in (a_il, l_il, b_il))
-wrap = lambda d: il.Interleaved(d, (128,))  # noqa: E731
-ops.update({
-    "il_cholesky": (lambda a: il.cholesky(wrap(a)).data, (A_s,)),
-    "il_cho_solve": (lambda c, b: il.cho_solve((wrap(c), True), wrap(b)).data, (L_s, B_s)),
-    "il_solve": (lambda a, b: il.solve(wrap(a), wrap(b)).data, (A_s, B_s)),
-    "il_solve_triangular": (lambda c, b: il.solve_triangular(wrap(c), wrap(b), lower=True, trans=1).data,
-                            (L_s, B_s)),
-})
-for name, (fn, args) in ops.items():
-    jitted = jax.jit(fn, out_shardings=shard)
-    hlo = jitted.lower(*args).compile().as_text()
-    found = [c for c in COLLECTIVES if c in hlo]
-    assert not found, f"{name}: collectives {found} in the compiled HLO"
-    assert "batchla_" in hlo, f"{name}: no custom call in the compiled HLO"
-    out = jitted(*args)
-    ref = fn(*(np.asarray(x) for x in args))
-    np.testing.assert_allclose(np.asarray(out), np.asarray(ref), rtol=1e-12)
-    assert len(out.sharding.device_set) == 4, f"{name}: output not sharded"
-print("sharding ok")
+
+def assert_same(out, ref, dtype):
+    """Sharded and unsharded runs do the same arithmetic per matrix: equal up to a few ulps."""
+    tol = 100 * np.finfo(dtype).eps
+    out_leaves, ref_leaves = jax.tree.leaves(out), jax.tree.leaves(ref)
+    assert len(out_leaves) == len(ref_leaves), "result structure differs from the unsharded one"
+    for o, r in zip(out_leaves, ref_leaves):
+        o, r = np.asarray(o), np.asarray(r)
+        assert o.shape == r.shape and o.dtype == r.dtype, f"{o.dtype}{o.shape} vs {r.dtype}{r.shape}"
+        np.testing.assert_allclose(o, r, rtol=0, atol=tol * max(1.0, float(np.abs(r).max())))
+
+
+def assert_per_shard(case, hlo, shard_batch):
+    """Our custom calls run on `shard_batch` matrices each, and no collective runs except the
+    scalar all-reduce a case is allowed (see Case.scalar_all_reduce). Returns a short summary."""
+    found = collectives(hlo)
+    bad = [c for c in found if not (case.scalar_all_reduce and is_scalar_all_reduce(*c))]
+    assert not bad, f"collectives {bad} in the compiled HLO"
+    calls = batchla_calls(hlo)
+    assert calls, "no batchla_ custom call in the compiled HLO"
+    global_sized = [(t, dims) for t, dims in calls if dims[:1] != (shard_batch,)]
+    assert not global_sized, f"custom calls not on the per-shard batch of {shard_batch}: {global_sized}"
+    summary = f"{len(calls)} call(s) on {shard_batch} each"
+    return summary + (f", {len(found)} scalar all-reduce" if found else "")
+
+
+def run_named(case, args, mesh, ref, dtype):
+    shard = NamedSharding(mesh, P("batch"))
+    jitted = jax.jit(case.fn, out_shardings=shard)
+    args = [jax.device_put(x, shard) for x in args]
+    summary = assert_per_shard(case, jitted.lower(*args).compile().as_text(),
+                               args[0].shape[0] // mesh.size)
+    assert_same(jitted(*args), ref, dtype)
+    return summary
+
+
+def run_shard_map(case, args, mesh, ref, dtype):
+    mapped = jax.jit(shard_map(case.fn, mesh=mesh, in_specs=(P("batch"),) * len(args),
+                               out_specs=P("batch")))
+    per_shard = case._replace(scalar_all_reduce=False)  # every shard decides for itself
+    summary = assert_per_shard(per_shard, mapped.lower(*args).compile().as_text(),
+                               args[0].shape[0] // mesh.size)
+    assert_same(mapped(*args), ref, dtype)
+    return summary
+
+
+def run_matrix_splits(case, args, mesh, ref, dtype):
+    """Rows/columns split: any collective is fine, the results and our kernels must stay.
+    Returns the number of collectives per split."""
+    counts = []
+    for split, spec in MATRIX_SPLITS.items():
+        sharded = [jax.device_put(x, NamedSharding(mesh, spec)) for x in args]
+        jitted = jax.jit(case.fn)
+        hlo = jitted.lower(*sharded).compile().as_text()
+        assert batchla_calls(hlo), f"{split}: no batchla_ call"
+        try:
+            assert_same(jitted(*sharded), ref, dtype)
+        except AssertionError as e:
+            raise AssertionError(f"split {split}: {e}") from None
+        counts.append(f"{split} {len(collectives(hlo))}")
+    return "ok, collectives: " + ", ".join(counts)
+
+
+# Under GSPMD, the gradient of lstsq inside shard_map aborts the process in XLA
+# ("Check failed: !IsManualLeaf()" in CustomCallBatchPartitioner::Partition) on jax's own SVD
+# custom call (lapack_dgesdd_ffi, registered batch partitionable by jaxlib) inside the lax.cond of
+# the jnp fallback: not a call of ours (ours lower to their non-partitionable *_manual targets
+# there). Shardy, the default partitioner, compiles it and it is checked there.
+GSPMD_SHARD_MAP_ABORTS = {"vjp_lstsq"}
+
+
+def main():
+    devices = jax.devices()
+    assert devices[0].platform == ARGS.platform, f"wanted {ARGS.platform}, got {devices[0].platform}"
+    ndev = len(devices)
+    assert ndev >= 2 and ndev % 2 == 0, f"need an even number (>= 2) of devices, got {ndev}"
+    batch = 8 if 8 % ndev == 0 else 2 * ndev
+    batch_mesh = Mesh(np.array(devices), ("batch",))
+    split_mesh = Mesh(np.array(devices).reshape(ndev // 2, 2), ("batch", "mat"))
+    variants = {"jit+NamedSharding": (run_named, batch_mesh), "shard_map": (run_shard_map, batch_mesh),
+                "matrix splits": (run_matrix_splits, split_mesh)}
+    print(f"{ndev} {ARGS.platform} devices, partitioner {ARGS.partitioner}, jax {jax.__version__}")
+    data = inputs(batch, nchunks=ndev)
+    runs = [(case, np.float64) for case in CASES] + [(c, np.float32) for c in CASES if c.name in FLOAT32]
+    failures = []
+    start = time.perf_counter()
+    for case, dtype in runs:
+        args = [x.astype(dtype) if x.dtype.kind == "f" else x for x in map(data.get, case.inputs)]
+        ref = jax.jit(case.fn)(*args)
+        line = []
+        for variant, (run, mesh) in variants.items():
+            if variant == "matrix splits" and (case.name not in NON_BATCH or dtype != np.float64):
+                continue
+            if variant == "shard_map" and ARGS.partitioner == "gspmd" and case.name in GSPMD_SHARD_MAP_ABORTS:
+                line.append(f"{variant}: not run (XLA aborts on jax's SVD, see GSPMD_SHARD_MAP_ABORTS)")
+                continue
+            try:
+                line.append(f"{variant}: {run(case, args, mesh, ref, dtype)}")
+            except Exception as e:  # noqa: BLE001 - every failure is reported, then the run fails
+                failures.append(f"{case.name} {np.dtype(dtype).name} {variant}: {type(e).__name__}: {e}")
+                line.append(f"{variant}: FAILED")
+        print(f"{case.name:24s} {np.dtype(dtype).name:8s} " + " | ".join(line), flush=True)
+    print(f"{len(runs)} cases in {time.perf_counter() - start:.1f} s")
+    if failures:
+        print("\n".join(["FAILURES:"] + failures))
+        sys.exit(1)
+    print("sharding ok")
+
+
+if __name__ == "__main__":
+    main()

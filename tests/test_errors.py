@@ -36,8 +36,17 @@ B = np.ones((3, 2))
     (lambda: bsl.lu_factor(np.ones(3)), "argument a"),
     (lambda: bsl.lu(np.ones(3)), "argument a"),
     (lambda: bsl.lu_solve((A, np.zeros(3, np.int32)), np.ones((4, 2))), "argument b must have 3 rows"),
-    (lambda: bsl.lu_solve((A, np.zeros(2, np.int32)), B), "argument piv"),
+    (lambda: bsl.lu_solve((A, np.zeros(4, np.int32)), B), "argument piv .*K <= 3"),  # more than N
+    (lambda: bsl.lu_solve((A, np.int32(0)), B), "argument piv .*shape"),
+    (lambda: bsl.lu_solve((A, np.zeros((2, 3), np.int32)), np.ones((4, 3, 2))),
+     "batch dims of argument piv"),
+    (lambda: bsl.lu_solve((np.ones(3), np.zeros(3, np.int32)), np.ones(3)), "argument lu .*square"),
+    (lambda: bsl.lu_solve((np.ones(3, np.complex64), np.zeros(3, np.int32)), np.ones(3)),
+     "argument lu .*square"),  # the dtypes that forward to jax are checked too
     (lambda: bsl.lu_solve((A, np.zeros(3, np.int32)), B, trans=3), "trans"),
+    (lambda: bsl.lu_solve((A, np.zeros(3, np.int32)), B, trans="N"), "trans"),
+    (lambda: bsl.solve(np.ones((0, 0, 0, 0)), np.ones((3, 3, 0)), assume_a="pos"),
+     "batch dims of argument b"),
 ])
 def test_value_errors(call, match):
     with pytest.raises(ValueError, match=match):
@@ -55,6 +64,12 @@ def test_value_errors(call, match):
 def test_type_errors_name_the_argument(call):
     with pytest.raises(TypeError, match="argument (a|b)"):
         call()
+
+
+@pytest.mark.parametrize("piv", [np.array(["x"] * 3), np.zeros(3), np.zeros(3, bool), "piv"])
+def test_lu_solve_pivots_must_be_integers(piv):
+    with pytest.raises(TypeError, match="argument piv"):
+        bsl.lu_solve((A, piv), B)
 
 
 def test_errors_happen_at_trace_time():

@@ -6,6 +6,7 @@ argument. Where the reference accepts an input we reject (or the reverse) the te
 for the restrictions the interleaved layout documents (float32/float64 only, exact batch shapes).
 """
 
+import inspect
 import re
 import warnings
 
@@ -39,17 +40,20 @@ def _matrix(rng, batch, m, n, symmetric):
 
 # ---- how each array argument is drawn: its kind and the ways to break it ------------------------
 def _draw_array(draw, rng, kind, batch, n, m, dtype, rows):
-    """One argument of `kind`: 'sq' (..., n, n), 'ge' (..., m, n), 'rhs' (n,) or (..., rows, k),
-    'piv' (..., n) int32; the values are well conditioned."""
+    """One argument of `kind`: 'sq' (..., n, n), 'ge' (..., m, n), 'rhs' (n,), (..., rows) or
+    (..., rows, k), 'piv' (..., k) int32 with k <= n (LAPACK's pivots: piv[i] in [i, n); fewer
+    than n swap only the first rows), maybe with one batch dim more than the matrix; the values
+    are well conditioned."""
     if kind == "sq":
         return _matrix(rng, batch, n, n, symmetric=True).astype(dtype)
     if kind == "ge":
         return _matrix(rng, batch, m, n, symmetric=False).astype(dtype)
     if kind == "piv":
-        return np.broadcast_to(np.arange(n, dtype=np.int32), (*batch, n)).copy()
-    if draw(st.booleans()):  # rhs: one vector, or a batch of K columns
-        return rng.integers(-2, 3, rows).astype(dtype)
-    return rng.integers(-2, 3, (*batch, rows, draw(st.integers(0, 3)))).astype(dtype)
+        lead = draw(st.sampled_from([(), (2,)]))
+        k = draw(st.sampled_from([n, n, max(n - 1, 0), n // 2]))
+        return rng.integers(np.arange(k), n, (*lead, *batch, k)).astype(np.int32)
+    shape = draw(st.sampled_from([(rows,), (*batch, rows), (*batch, rows, draw(st.integers(0, 3)))]))
+    return rng.integers(-2, 3, shape).astype(dtype)
 
 
 def _break(draw, x):
@@ -65,8 +69,8 @@ def _break(draw, x):
     if how == "batch":  # batch dims (3, 3) of zeros: broadcast only with (), (3,), (1, 3), ...
         core = x.shape[-2:] if x.ndim >= 2 else x.shape
         return np.zeros((3, 3) + core, x.dtype)
-    if how == "dtype":
-        return x.astype(draw(st.sampled_from(DTYPES)))
+    if how == "dtype":  # the values are real: drop a complex x's zero imaginary part quietly
+        return np.real(x).astype(draw(st.sampled_from(DTYPES)))
     return np.full(x.shape, "x")
 
 
@@ -86,8 +90,23 @@ def _lstsq_ref(a, b, rcond=None):
     return f(a, b)
 
 
+def _lu_ref(a, permute_l=False, **flags):
+    """jax.scipy.linalg.lu over the batch dims: jax documents a of shape (..., M, N), but its
+    function unpacks a.shape into (M, N) and so takes one matrix only."""
+    f = lambda a_: jsl.lu(a_, permute_l=permute_l, **flags)
+    for _ in range(np.ndim(a) - 2):
+        f = jax.vmap(f)
+    return f(a)
+
+
+def _but(o, *names):
+    """The options except `names` (those the call passes some other way)."""
+    return {k: v for k, v in o.items() if k not in names}
+
+
 def _to_il(a, o):
-    return il.to_interleaved(a, o["chunk"])
+    """The matrix argument as an Interleaved, or (option _a_interleaved False) left standard."""
+    return il.to_interleaved(a, o["chunk"]) if o["_a_interleaved"] else a
 
 
 def _il_rhs(b, o, a):
@@ -108,8 +127,13 @@ def _pub(o):
 
 
 TRANS = ([0, 1, 2, "N", "T", "C"], [3, "X"])
+# The flags jax.scipy.linalg takes for SciPy's sake and ignores: accepted, never changing a result.
+UNUSED_A = dict(overwrite_a=BOOL, check_finite=BOOL)
+UNUSED_B = dict(overwrite_b=BOOL, check_finite=BOOL)
 IL_CHUNK = ([None, 32, 64], [0, 33, "x"])
-IL_OPTS = dict(chunk=IL_CHUNK, _b_interleaved=BOOL)
+# The matrix is mostly passed interleaved; a standard array there must be rejected, naming it.
+A_LAYOUT = ([True, True, True, False], [])
+IL_OPTS = dict(chunk=IL_CHUNK, _a_interleaved=A_LAYOUT, _b_interleaved=BOOL)
 # name: (ours(x, o), reference(x, o), {argument: kind}, {option: (valid, invalid)})
 TABLE = {
     "linalg.cholesky": (lambda x, o: bla.cholesky(x["a"], **o), lambda x, o: jnp.linalg.cholesky(x["a"], **o),
@@ -126,39 +150,45 @@ TABLE = {
                      lambda x, o: _lstsq_ref(x["a"], x["b"], **o),
                      dict(a="ge", b="rhs"), dict(rcond=([None, -1.0, 1e-3], [np.ones(2)]))),
     "scipy.cholesky": (lambda x, o: bsl.cholesky(x["a"], **o), lambda x, o: jsl.cholesky(x["a"], **o),
-                       dict(a="sq"), dict(lower=BOOL)),
+                       dict(a="sq"), dict(lower=BOOL, **UNUSED_A)),
     "scipy.cho_factor": (lambda x, o: bsl.cho_factor(x["a"], **o), lambda x, o: jsl.cho_factor(x["a"], **o),
-                         dict(a="sq"), dict(lower=BOOL)),
-    "scipy.cho_solve": (lambda x, o: bsl.cho_solve((x["c"], o["lower"]), x["b"]),
-                        lambda x, o: jsl.cho_solve((x["c"], o["lower"]), x["b"]),
-                        dict(c="sq", b="rhs"), dict(lower=BOOL)),
+                         dict(a="sq"), dict(lower=BOOL, **UNUSED_A)),
+    "scipy.cho_solve": (lambda x, o: bsl.cho_solve((x["c"], o["lower"]), x["b"], **_but(o, "lower")),
+                        lambda x, o: jsl.cho_solve((x["c"], o["lower"]), x["b"], **_but(o, "lower")),
+                        dict(c="sq", b="rhs"), dict(lower=BOOL, **UNUSED_B)),
     "scipy.solve_triangular": (lambda x, o: bsl.solve_triangular(x["a"], x["b"], **o),
                                lambda x, o: jsl.solve_triangular(x["a"], x["b"], **o),
-                               dict(a="sq", b="rhs"), dict(trans=TRANS, lower=BOOL, unit_diagonal=BOOL)),
+                               dict(a="sq", b="rhs"), dict(trans=TRANS, lower=BOOL, unit_diagonal=BOOL,
+                                                           debug=([None], []), **UNUSED_B)),
     "scipy.solve": (lambda x, o: bsl.solve(x["a"], x["b"], **o), lambda x, o: jsl.solve(x["a"], x["b"], **o),
                     dict(a="sq", b="rhs"),
-                    dict(lower=BOOL, assume_a=(["gen", "sym", "her", "pos"], ["spd"]))),
-    "scipy.inv": (lambda x, o: bsl.inv(x["a"]), lambda x, o: jsl.inv(x["a"]), dict(a="sq"), {}),
-    "scipy.det": (lambda x, o: bsl.det(x["a"]), lambda x, o: jsl.det(x["a"]), dict(a="sq"), {}),
-    "scipy.lu_factor": (lambda x, o: bsl.lu_factor(x["a"]), lambda x, o: jsl.lu_factor(x["a"]),
-                        dict(a="ge"), {}),
-    "scipy.lu": (lambda x, o: bsl.lu(x["a"], **o), lambda x, o: jsl.lu(x["a"], **o), dict(a="ge"),
-                 dict(permute_l=BOOL)),
+                    dict(lower=BOOL, assume_a=(["gen", "sym", "her", "pos"], ["spd"]), debug=BOOL,
+                         **UNUSED_A, overwrite_b=BOOL)),
+    "scipy.inv": (lambda x, o: bsl.inv(x["a"], **o), lambda x, o: jsl.inv(x["a"], **o),
+                  dict(a="sq"), UNUSED_A),
+    "scipy.det": (lambda x, o: bsl.det(x["a"], **o), lambda x, o: jsl.det(x["a"], **o),
+                  dict(a="sq"), UNUSED_A),
+    "scipy.lu_factor": (lambda x, o: bsl.lu_factor(x["a"], **o), lambda x, o: jsl.lu_factor(x["a"], **o),
+                        dict(a="ge"), UNUSED_A),
+    "scipy.lu": (lambda x, o: bsl.lu(x["a"], **o), lambda x, o: _lu_ref(x["a"], **o), dict(a="ge"),
+                 dict(permute_l=BOOL, **UNUSED_A)),
     "scipy.lu_solve": (lambda x, o: bsl.lu_solve((x["lu"], x["piv"]), x["b"], **o),
                        lambda x, o: jsl.lu_solve((x["lu"], x["piv"]), x["b"], **o),
-                       dict(lu="sq", piv="piv", b="rhs"), dict(trans=([0, 1, 2], [3]))),
+                       dict(lu="sq", piv="piv", b="rhs"), dict(trans=([0, 1, 2], [3, "N"]), **UNUSED_B)),
     "scipy.qr": (lambda x, o: bsl.qr(x["a"], **o), lambda x, o: jsl.qr(x["a"], **o), dict(a="ge"),
-                 dict(mode=(["full", "r", "economic"], ["raw", "reduced"]), pivoting=BOOL)),
+                 dict(mode=(["full", "r", "economic"], ["raw", "reduced"]), pivoting=BOOL, lwork=([None], []),
+                      **UNUSED_A)),
     "interleaved.roundtrip": (
         lambda x, o: il.from_interleaved(il.to_interleaved(x["a"], o["chunk"], vector=o["vector"])),
         lambda x, o: jnp.asarray(x["a"]), dict(a="ge"), dict(chunk=IL_CHUNK, vector=BOOL)),
     "interleaved.cholesky": (
         lambda x, o: _back(il.cholesky(_to_il(x["a"], o), **_pub(o))),
         lambda x, o: jnp.linalg.cholesky(x["a"], **_pub(o)),
-        dict(a="sq"), dict(upper=BOOL, symmetrize_input=BOOL, chunk=IL_CHUNK)),
+        dict(a="sq"), dict(upper=BOOL, symmetrize_input=BOOL, chunk=IL_CHUNK, _a_interleaved=A_LAYOUT)),
     "interleaved.cho_factor": (
         lambda x, o: _back(il.cho_factor(_to_il(x["a"], o), **_pub(o))),
-        lambda x, o: jsl.cho_factor(x["a"], **_pub(o)), dict(a="sq"), dict(lower=BOOL, chunk=IL_CHUNK)),
+        lambda x, o: jsl.cho_factor(x["a"], **_pub(o)),
+        dict(a="sq"), dict(lower=BOOL, chunk=IL_CHUNK, _a_interleaved=A_LAYOUT)),
     "interleaved.cho_solve": (
         lambda x, o: _back(il.cho_solve((_to_il(x["c"], o), o["lower"]), _il_rhs(x["b"], o, x["c"]))),
         lambda x, o: jsl.cho_solve((x["c"], o["lower"]), x["b"]),
@@ -175,10 +205,6 @@ TABLE = {
 # The names an error may use for an argument passed inside a tuple.
 ALIASES = {"c": ("c", "c_and_lower"), "lu": ("lu", "lu_and_piv"), "piv": ("piv", "lu_and_piv")}
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-# Inputs the reference rejects by a bug of its own while we handle them: name -> its error.
-REFERENCE_BUGS = {
-    "scipy.lu": r"too many values to unpack",  # jax.scipy.linalg.lu takes no batch dims; ours does
-}
 
 
 def _reference_too_lax(name, x):
@@ -192,7 +218,8 @@ def _reference_too_lax(name, x):
 def _interleaved_restriction(name, x, o):
     """The arguments the interleaved layout documents as unsupported for this input, if any:
     dtypes other than float32/float64, b's batch not exactly a's, a's dtype differing from b's,
-    assume_a other than 'pos', and chunks that are not positive multiples of 32."""
+    assume_a other than 'pos', chunks that are not positive multiples of 32, and a matrix
+    passed in the standard layout."""
     if not name.startswith("interleaved."):
         return set()
     bad = {k for k, v in x.items() if v.dtype not in FLOATS}
@@ -208,6 +235,8 @@ def _interleaved_restriction(name, x, o):
         bad.add("assume_a")
     if o.get("chunk") not in IL_CHUNK[0]:
         bad.add("chunk")
+    if o.get("_a_interleaved") is False:
+        bad.add("c" if "c" in x else "a")
     return bad
 
 
@@ -237,11 +266,9 @@ def _attempt(f):
         return None, e
 
 
-# Findings of this fuzzer not fixed yet (issue 7; the closing note of 2026-11-22 has the
-# reproducers): strict, so each one fails the suite again once it is fixed and the mark stays.
-KNOWN_FINDINGS = {
-    "scipy.lu": "batched non-square input reaches jax.scipy.linalg.lu, which has no batch support",
-}
+# Findings of this fuzzer not fixed yet, name -> reason: strict, so each one fails the suite
+# again once it is fixed and the mark stays. (Empty: the findings of 2026-11-22 are fixed.)
+KNOWN_FINDINGS = {}
 
 
 @pytest.mark.parametrize("name", [
@@ -264,7 +291,7 @@ def test_fuzz_public_api(name, data):
         rows = first.shape[-2] if first is not None and first.ndim >= 2 else n
         x[arg] = _draw_array(draw, rng, kind, batch, n, m, dtype, rows)
     culprits = set()
-    broken = draw(st.sampled_from([None] + list(kinds)))
+    broken = draw(st.sampled_from([None] * len(kinds) + list(kinds)))  # half the calls are valid
     if broken is not None:
         x[broken] = _break(draw, x[broken])
         culprits.add(broken)
@@ -295,15 +322,125 @@ def test_fuzz_public_api(name, data):
                 or _reference_too_lax(name, x)), (
             f"{name}: the reference accepts what we reject ({error}); arrays {shapes}, options {o}")
         return
-    reference_bug = REFERENCE_BUGS.get(name)
-    assert ref_error is None or (reference_bug and re.search(reference_bug, str(ref_error))), (
+    assert ref_error is None, (
         f"{name}: we accept what the reference rejects ({ref_error!r}); arrays {shapes}, options {o}")
-    if ref_error is None:
-        assert _shapes(got) == _shapes(expected), f"{name}: {_shapes(got)} != reference {_shapes(expected)}"
-        if not culprits and dtype != np.bool_:  # well-conditioned, valid input: the same values
-            for g, e in zip(jax.tree.leaves(got), jax.tree.leaves(expected)):
-                tol = 1e-3 if np.asarray(e).dtype in (np.float32, np.complex64) else 1e-8
-                np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=tol, atol=tol, err_msg=name)
+    assert _shapes(got) == _shapes(expected), f"{name}: {_shapes(got)} != reference {_shapes(expected)}"
+    if not culprits and dtype != np.bool_:  # well-conditioned, valid input: the same values
+        for g, e in zip(jax.tree.leaves(got), jax.tree.leaves(expected)):
+            tol = 1e-3 if np.asarray(e).dtype in (np.float32, np.complex64) else 1e-8
+            np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=tol, atol=tol, err_msg=name)
     if draw(st.booleans()):  # the same under jit (errors are checked at trace time eagerly above)
-        jitted = jax.jit(lambda arrays: ours(arrays, o))(x)
+        jitted, jit_error = _attempt(lambda: jax.jit(lambda arrays: ours(arrays, o))(x))
+        if jit_error is not None:
+            raise AssertionError(f"{name} fails under jit; arrays {shapes}, options {o}") from jit_error
         assert _shapes(jitted) == _shapes(got), f"{name} under jit"
+
+
+# ---- the table covers the public API: every accelerated function, each of its parameters -------
+# Prefix -> (our module, the jax module it mirrors).
+MODULES = {"linalg": (bla, jnp.linalg), "scipy": (bsl, jsl), "interleaved": (il, None)}
+# Table entry -> the public functions it calls, where not the one it is named after.
+CALLS = {"interleaved.roundtrip": ("interleaved.to_interleaved", "interleaved.from_interleaved")}
+# Parameters that take table arguments / options under another name: the tuples, and
+# from_interleaved's x (the roundtrip's a, converted).
+TUPLES = {"c_and_lower": ("c", "lower"), "lu_and_piv": ("lu", "piv"), "x": ("a",)}
+# Parameters not drawn, with the reason.
+NOT_DRAWN = {("linalg.lstsq", "numpy_resid"): "needs the rank on the host: neither jit nor the "
+                                               "vmapped reference can take it"}
+
+
+def _accelerated(prefix):
+    """The public functions of a module that are ours (not forwarded to jax)."""
+    mod = MODULES[prefix][0]
+    return {f"{prefix}.{n}" for n in mod.__all__
+            if inspect.isfunction(getattr(mod, n)) and not hasattr(getattr(mod, n), "__wrapped__")}
+
+
+def _function(qualname):
+    prefix, name = qualname.split(".")
+    return getattr(MODULES[prefix][0], name)
+
+
+@pytest.mark.parametrize("prefix", list(MODULES))
+def test_table_draws_every_accelerated_function_and_parameter(prefix):
+    called = {f for name in TABLE for f in CALLS.get(name, (name,))}
+    assert _accelerated(prefix) <= called, f"not fuzzed: {sorted(_accelerated(prefix) - called)}"
+    for name, (_, _, kinds, options) in TABLE.items():
+        if not name.startswith(prefix + "."):
+            continue
+        drawn = set(kinds) | set(options)
+        for fn in CALLS.get(name, (name,)):
+            for p in inspect.signature(_function(fn)).parameters:
+                assert (set(TUPLES.get(p, (p,))) <= drawn or (name, p) in NOT_DRAWN), (
+                    f"{name}: parameter {p} of {fn} is never drawn")
+
+
+@pytest.mark.parametrize("prefix", ["linalg", "scipy"])
+def test_signatures_match_jax(prefix):
+    """Our functions take jax's parameters (names, kinds, defaults): a drop-in swap never breaks
+    a call, and the options drawn above are every option jax has."""
+    ours, theirs = MODULES[prefix]
+    for qualname in sorted(_accelerated(prefix)):
+        name = qualname.split(".")[1]
+        got, want = ([(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+                     for fn in (getattr(ours, name), getattr(theirs, name)))
+        assert got == want, f"{qualname}: {got} != jax's {want}"
+
+
+# ---- the fuzzer's findings, pinned (each failed before its fix) ----------------------------------
+def _scaled_residual(a, product):
+    """LAPACK-style |a - product| / (|a| max(M, N) eps), in float64."""
+    eps = np.finfo(a.dtype).eps
+    diff = np.asarray(product, np.complex128) - np.asarray(a, np.complex128)
+    return np.linalg.norm(diff) / (np.linalg.norm(a.astype(np.complex128)) * max(a.shape[-2:]) * eps)
+
+
+@pytest.mark.parametrize("shape, dtype, permute_l", [
+    ((2, 3, 5), np.float32, False), ((3, 1, 5, 3), np.float64, True),
+    ((2, 4, 4), np.complex64, True), ((0, 2, 3), np.float32, False)])
+def test_lu_takes_batched_rectangular_and_complex(shape, dtype, permute_l):
+    """jax documents a of shape (..., M, N) but its lu takes one matrix only: ours runs it per
+    matrix, with scipy's shapes, and P L U gives a back."""
+    a = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    got = bsl.lu(a, permute_l=permute_l)
+    m, n = shape[-2:]
+    k = min(m, n)
+    want_shapes = [(m, k), (k, n)] if permute_l else [(m, m), (m, k), (k, n)]
+    assert [g.shape for g in got] == [shape[:-2] + s for s in want_shapes]
+    for i in np.ndindex(shape[:-2]):
+        ref = jsl.lu(a[i], permute_l=permute_l)
+        for g, e in zip(got, ref):
+            np.testing.assert_allclose(np.asarray(g[i]), np.asarray(e), rtol=1e-5, atol=1e-5)
+    product = got[0] @ got[1] if permute_l else got[0] @ got[1] @ got[2]
+    assert a.size == 0 or _scaled_residual(a, product) < 10
+
+
+def _lu_solve_by_swaps(lu, piv, b):
+    """NumPy reference: swap row i of b with row piv[i] for the K pivots given, then solve with
+    the unit lower and the upper triangle of lu."""
+    b = np.array(b, np.float64)
+    for i, p in enumerate(piv):
+        b[[i, p]] = b[[p, i]]
+    lower = np.tril(lu, -1) + np.eye(len(lu))
+    return np.linalg.solve(np.triu(lu), np.linalg.solve(lower, b))
+
+
+@pytest.mark.parametrize("piv", [[2, 2, 3, 3], [3, 1], [1], []])
+def test_lu_solve_takes_fewer_pivots_than_n(piv):
+    """K < N pivots swap only the first K rows (jax accepts them the same way)."""
+    lu = _matrix(np.random.default_rng(1), (), 4, 4, symmetric=False)
+    b = np.arange(8.0).reshape(4, 2)
+    piv = np.asarray(piv, np.int32)
+    got = bsl.lu_solve((lu, piv), b)
+    np.testing.assert_allclose(got, _lu_solve_by_swaps(lu, piv, b), rtol=1e-5)
+    np.testing.assert_allclose(got, jsl.lu_solve((lu, piv), b), rtol=1e-5)
+
+
+def test_lu_solve_broadcasts_pivots_with_more_batch_dims_than_lu():
+    lu = _matrix(np.random.default_rng(2), (3,), 4, 4, symmetric=False)
+    piv = np.array([[3, 1, 2, 3], [0, 2, 2, 3]], np.int32)[:, None, :]  # (2, 1, 4): batch (2, 3)
+    b = np.ones((4, 2))
+    got = bsl.lu_solve((lu, piv), b)
+    assert got.shape == (2, 3, 4, 2)
+    for i, j in np.ndindex(2, 3):
+        np.testing.assert_allclose(got[i, j], _lu_solve_by_swaps(lu[j], piv[i, 0], b), rtol=1e-5)

@@ -80,6 +80,8 @@ def ffi_lowering(target: str, core_rank: int = 2):
     `core_rank` dims of the first operand) when sharded."""
 
     def rule(ctx, *args, **params):
+        if _compat.fully_manual(ctx.module_context):  # inside shard_map: a per-device call
+            return jax.ffi.ffi_lowering(target + _ffi.MANUAL_SUFFIX)(ctx, *args, **params)
         num_batch_dims = len(ctx.avals_in[0].shape) - core_rank
         extra = {"mhlo.frontend_attributes": mlir.ir_attribute({"num_batch_dims": str(num_batch_dims)})}
         if _compat.shardy_enabled():
@@ -140,7 +142,7 @@ def make_primitive(spec: OpSpec) -> Primitive:
     def abstract_eval(*avals, **params):
         check_matrix_operands(spec.name, spec.operands, *avals, index_operands=spec.index_operands,
                               vector_operands=spec.vector_operands, core_rank=spec.core_rank)
-        out = spec.shape_rule(*avals, **params)
+        out = _compat.vary_like_inputs(spec.shape_rule(*avals, **params), avals)
         return out if spec.multiple_results else out[0]
 
     prim.def_abstract_eval(abstract_eval)

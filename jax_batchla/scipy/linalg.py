@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
@@ -151,6 +152,7 @@ def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: boo
         raise ValueError(f"{fname}: arguments must have shapes a=(..., N, N) and b=(..., N) or "
                          f"(..., N, K); got a={a.shape} and b={b.shape}")
     vector = a.ndim == b.ndim + 1
+    _api.check_rhs_batch(fname, a, b, vector)
     core = lambda a_, b_: posv(a_, b_, lower=bool(lower))[0]
     return _api.vectorized_solve(core, a, b, vector)
 
@@ -183,12 +185,30 @@ def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
     return lu, pivots
 
 
+def _pivots(fname: str, piv, n: int):
+    """piv as int32, checked: integers of shape (..., K) with K <= N. Fewer than N pivots swap
+    only the first K rows, as in jax (lax.linalg.lu_pivots_to_permutation)."""
+    try:
+        piv = jnp.asarray(piv)
+    except TypeError as e:
+        raise TypeError(f"{fname}: argument piv is not an array: {e}") from None
+    if not jnp.issubdtype(piv.dtype, np.integer):
+        raise TypeError(f"{fname}: argument piv must hold integer pivots, got dtype {piv.dtype}")
+    if piv.ndim < 1 or piv.shape[-1] > n:
+        raise ValueError(f"{fname}: argument piv must have shape (..., K) with K <= {n} (the N of "
+                         f"lu), got {piv.shape}")
+    return piv.astype(np.int32)
+
+
 def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False, check_finite: bool = True):
     """Solve a linear system from an LU factorization; mirrors :func:`jax.scipy.linalg.lu_solve`.
 
     Args:
-      lu_and_piv: ``(lu, piv)`` as returned by :func:`lu_factor`.
-      b: array of shape ``(N,)`` or ``(..., N, K)``; batch dims broadcast with ``lu``'s.
+      lu_and_piv: ``(lu, piv)`` as returned by :func:`lu_factor`: ``lu`` of shape
+        ``(..., N, N)``, ``piv`` integer pivots of shape ``(..., K)``, ``K <= N`` (with fewer
+        than ``N``, only the first ``K`` rows are swapped, as in jax).
+      b: array of shape ``(N,)`` or ``(..., N, K)``; the batch dims of ``lu``, ``piv`` and ``b``
+        broadcast.
       trans: 0 solves ``a x = b``; 1 ``a^T x = b``; 2 ``a^H x = b``.
 
     Returns:
@@ -200,15 +220,19 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False, check_fin
         raise ValueError(f"{fname}: 'trans' value must be 0, 1, or 2, got {trans!r}")
     lu, piv = lu_and_piv
     lu, b = _api.as_inexact_arrays(fname, lu=lu, b=b)
-    piv = jnp.asarray(piv)
-    if not _api.accelerated(lu, b) or lu.ndim < 2 or lu.shape[-1] != lu.shape[-2]:
+    fast = _api.accelerated(lu, b)
+    vector = _api.rhs_signature(fname, lu, b, a_name="lu", warn_deprecated_1d=fast)
+    n = lu.shape[-1]
+    piv = _pivots(fname, piv, n)
+    b_batch = b.shape[:-1] if vector else b.shape[:-2]
+    try:
+        np.broadcast_shapes(lu.shape[:-2], piv.shape[:-1], b_batch)
+    except ValueError:
+        raise ValueError(f"{fname}: the batch dims of argument piv {piv.shape[:-1]} do not broadcast "
+                         f"with those of lu {lu.shape[:-2]} and b {b_batch}") from None
+    if not fast:
         return jsl.lu_solve((lu, piv), b, trans=trans)
-    if not jnp.issubdtype(piv.dtype, np.integer) or piv.shape[-1:] != lu.shape[-1:]:
-        raise ValueError(f"{fname}: argument piv must be integer of shape (..., {lu.shape[-1]}), "
-                         f"got {piv.dtype}{list(piv.shape)}")
-    vector = _api.rhs_signature(fname, lu, b, a_name="lu")
-    perm = lax.linalg.lu_pivots_to_permutation(piv.astype(np.int32), lu.shape[-1])
-    perm = jnp.broadcast_to(perm, lu.shape[:-1])  # the batch dims of lu: pivots may broadcast
+    perm = lax.linalg.lu_pivots_to_permutation(piv, n)
     core = lambda lu_, perm_, b_: getrs(lu_, perm_, b_, trans=trans != 0)
     if vector:
         return jnp.vectorize(lambda l_, p_, b_: core(l_, p_, b_[:, None])[:, 0],
@@ -216,21 +240,32 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False, check_fin
     return jnp.vectorize(core, signature="(n,n),(n),(n,k)->(n,k)")(lu, perm, b)
 
 
+def _jax_lu(a, permute_l: bool):
+    """jax.scipy.linalg.lu mapped over the batch dims: jax documents (..., M, N) but its
+    function unpacks a.shape into (M, N), so it takes one matrix only."""
+    f = partial(jsl.lu, permute_l=permute_l)
+    for _ in a.shape[:-2]:
+        f = jax.vmap(f)
+    return f(a)
+
+
 def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """Compute the LU decomposition ``a = P L U``; mirrors :func:`jax.scipy.linalg.lu`.
 
     Args:
-      a: array of shape ``(..., N, N)`` (non-square ``(M, N)`` forwards to jax).
+      a: array of shape ``(..., M, N)``; square float32/float64 matrices run our getrf, the
+        others run jax's LU matrix by matrix (jax's own function takes no batch dims).
       permute_l: return ``(P @ L, U)`` instead of ``(P, L, U)``.
 
     Returns:
-      ``(p, l, u)``: the permutation matrix, unit lower triangular ``L`` and upper triangular
-      ``U``, each ``(..., N, N)`` of ``a``'s dtype; or ``(p @ l, u)`` if ``permute_l``.
+      ``(p, l, u)`` of ``a``'s dtype: the permutation matrix ``(..., M, M)``, unit lower
+      triangular ``L`` ``(..., M, K)`` and upper triangular ``U`` ``(..., K, N)``,
+      ``K = min(M, N)``; or ``(p @ l, u)`` if ``permute_l``.
     """
     del overwrite_a, check_finite
     a, ours = _lu_operand("jax_batchla.scipy.linalg.lu", a)
     if not ours:
-        return jsl.lu(a, permute_l=permute_l)
+        return _jax_lu(a, bool(permute_l))
     lu_, _, perm, _ = getrf(a)
     l, u = unit_lower(lu_), jnp.triu(lu_)
     if permute_l:  # row i of L goes to row perm[i]: a gather by the inverse permutation

@@ -1,5 +1,5 @@
 // Helpers shared by the standalone kernel checks (tests/cuda/check_*.cu): CUDA error check, failure
-// counting, a reproducible host RNG, and per-dtype names and epsilons.
+// counting, a reproducible host RNG, per-dtype names and epsilons, and the sanitize mode.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 static int g_fail = 0;  // failures so far; a check exits non-zero when it is not 0
 
@@ -42,3 +43,22 @@ template <typename T>
 const char* Name() { return sizeof(T) == 4 ? "f32" : "f64"; }
 template <typename T>
 double Eps() { return sizeof(T) == 4 ? 1.1920928955078125e-07 : 2.220446049250313e-16; }
+
+// Sanitize mode, for tests/cuda/run_sanitizer.sh: on when BATCHLA_CHECK_SANITIZE is set to anything
+// but "" or "0". compute-sanitizer makes kernels 10-100x slower (racecheck the most), so a check in
+// this mode runs no timing, caps every batch at kSanitizeMaxBatch matrices (SanitizeBatch) and uses
+// its own shorter n list, which still reaches every dispatch boundary (each check's comment says
+// which). The correctness checks stay on: a finding and a wrong result both fail the run.
+inline bool SanitizeMode() {
+  static const bool on = [] {
+    const char* v = std::getenv("BATCHLA_CHECK_SANITIZE");
+    return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+// 40 keeps the odd batches the checks use to leave a partial warp / lane group / stage (1, 3, 7, 33,
+// 37) and cuts the 1000-matrix ones, whose extra rounds of the same code only cost sanitizer time.
+constexpr int64_t kSanitizeMaxBatch = 40;
+inline int64_t SanitizeBatch(int64_t batch) {
+  return SanitizeMode() && batch > kSanitizeMaxBatch ? kSanitizeMaxBatch : batch;
+}

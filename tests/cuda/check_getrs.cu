@@ -5,7 +5,8 @@
 // odd batches, unaligned pointers, every size class forced where it can run, batch/n/k 0, a zero
 // pivot mixed into a batch (neighbours bit-identical to a clean run), then a timing table.
 // Build: tests/cuda/run_checks.sh check_getrs. Exits non-zero on any failure.
-// --no-timing: checks only; --timing-only: timing table only.
+// --no-timing: checks only; --timing-only: timing table only. BATCHLA_CHECK_SANITIZE=1 (sanitize
+// mode, tests/cuda/check_common.h): checks only, batches <= 40, n in 1..40, 64, 65, 128, 129.
 //
 // Row-major throughout: lu (i, j) of matrix m at m*n*n + i*n + j; perm at m*n + i; B, X (n x k)
 // at m*n*k + i*k + c. A = P^T L U with A(perm[i], :) = (L U)(i, :).
@@ -23,16 +24,8 @@
 
 #include "cuda/getrs.cuh"  // getrs_detail::LaunchGetrsAs / GetrsClass: per-class checks and timing
 #include "cuda/launch.h"
+#include "tests/cuda/check_common.h"  // CK, sanitize mode
 
-#define CK(expr)                                                                        \
-  do {                                                                                  \
-    cudaError_t e_ = (expr);                                                            \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_),      \
-                   __FILE__, __LINE__, #expr);                                          \
-      std::exit(2);                                                                     \
-    }                                                                                   \
-  } while (0)
 
 namespace {
 
@@ -130,6 +123,10 @@ std::vector<T> RunDevice(const Problem<T>& p, bool trans, bool in_place, GetrsCl
   CK(cudaMalloc(&dp, (np + off + 1) * sizeof(int32_t)));
   CK(cudaMalloc(&db, (nb + off + 1) * sizeof(T)));
   CK(cudaMalloc(&dx, (nb + off + 1) * sizeof(T)));
+  // Every byte defined (compute-sanitizer initcheck): the slack around the copies too.
+  CK(cudaMemset(dlu, 0, (nlu + off + 1) * sizeof(T)));
+  CK(cudaMemset(dp, 0, (np + off + 1) * sizeof(int32_t)));
+  CK(cudaMemset(db, 0, (nb + off + 1) * sizeof(T)));
   CK(cudaMemcpy(dlu + off, p.lu.data(), nlu * sizeof(T), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(dp + off, p.perm.data(), np * sizeof(int32_t), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(db + off, p.b.data(), nb * sizeof(T), cudaMemcpyHostToDevice));
@@ -183,6 +180,7 @@ double Residual(const Factor& f, bool trans, int k, const double* b, const doubl
 template <typename T>
 double CheckCase(const std::vector<Factor>& fs, int n, int k, int64_t batch, bool trans, bool in_place,
                  GetrsClass cls, uint64_t seed, int off = 0) {
+  batch = SanitizeBatch(batch);
   const Problem<T> p = MakeProblem<T>(fs, n, k, batch, seed);
   const std::vector<T> X = RunDevice<T>(p, trans, in_place, cls, off);
   const double eps = std::numeric_limits<T>::epsilon();
@@ -236,33 +234,57 @@ template <typename T>
 void CheckAll() {
   const char* tn = sizeof(T) == 4 ? "f32" : "f64";
   std::vector<int> ns;
-  for (int n = 1; n <= 40; ++n) ns.push_back(n);
-  for (int n : {48, 64, 65, 100, 128, 129, 200, 256, 300, 512}) ns.push_back(n);
+  for (int n = 1; n <= 40; ++n) ns.push_back(n);  // every tiny / small instantiation, tile above 32
+  // Sanitize mode: the tile class at 64 / 65 (a partial 32 x 32 tile), the auto panel class from
+  // n = 128 (few items) and 129; the panel kernel itself is forced from n = 20 below anyway. k = n
+  // only up to 65 there (racecheck pays per shared-memory access).
+  const std::vector<int> large = SanitizeMode() ? std::vector<int>{64, 65, 128, 129}
+                                                : std::vector<int>{48, 64, 65, 100, 128, 129, 200, 256, 300, 512};
+  for (int n : large) ns.push_back(n);
   std::mt19937_64 rng(7);
   double worst = 0;
   uint64_t seed = 1;
   for (int n : ns) {
     std::vector<Factor> fs;
     for (int f = 0; f < (n <= 128 ? 4 : 2); ++f) fs.push_back(MakeFactor(n, rng));
-    for (int k : {1, 2, 3, 8, 33, n}) {
+    // Sanitize mode (racecheck pays per shared-memory access): k = 1 (the tiny class) and 9 (the
+    // small class where k = 1 is tiny; two column blocks, the second partial) for every n, 3 and n
+    // on every 4th / 8th n, out of place for N and in place for T; the forced classes (the panel's
+    // block of 8 warps costs ~20 s per n for 33 matrices) on 3 matrices, every 8th n and the ends
+    // of their ranges.
+    const bool san_few = SanitizeMode() && n <= 40 && n % 8 != 1 && n != 20 && n != 32 && n != 40;
+    std::vector<int> ks = {1, 2, 3, 8, 33, n};
+    if (SanitizeMode()) {
+      ks = {1, 9};
+      if (n % 4 == 1) ks.push_back(3);
+      if (n % 8 == 0 && n <= 64) ks.push_back(n);
+    }
+    for (int k : ks) {
       if (k == n && n <= 3) continue;  // already in the list
       int64_t batch;
       static const int64_t kSmallBatches[3] = {1000, 33, 1};
       if (n <= 40) batch = k <= 3 ? kSmallBatches[(n + k) % 3] : ((n + k) % 2 ? 33 : 1);
       else if (k <= 33) batch = n <= 256 ? 33 : 5;
       else batch = n <= 129 ? 5 : 2;
+      // Sanitize mode: racecheck took ~40 s for 33 matrices at n = 128 (panel) and ~5-10 s for 33 of
+      // n = 16..32 with k = 9 (small class); 7 still leave a partial group.
+      if (SanitizeMode()) batch = std::min<int64_t>(batch, n > 65 ? 3 : k > 1 ? 7 : batch);
       for (int trans = 0; trans < 2; ++trans)
         for (int in_place = 0; in_place < 2; ++in_place)
-          worst = std::max(worst, CheckCase<T>(fs, n, k, batch, trans, in_place, GetrsClass::kAuto, seed++));
+          if (!SanitizeMode() || in_place == trans)
+            worst = std::max(worst, CheckCase<T>(fs, n, k, batch, trans, in_place, GetrsClass::kAuto, seed++));
     }
     // every class forced where it can run (each class checked off its usual range too)
     std::vector<GetrsClass> classes = {GetrsClass::kTile};
     if (n <= 32) classes.push_back(GetrsClass::kSmall);
     if (n >= 20) classes.push_back(GetrsClass::kPanel);
+    if (san_few) classes.clear();
     for (GetrsClass cls : classes)
       for (int k : {1, 3, 9})
         for (int trans = 0; trans < 2; ++trans)
-          worst = std::max(worst, CheckCase<T>(fs, n, k, n <= 40 ? 33 : 3, trans, trans, cls, seed++));
+          if (!SanitizeMode() || k != 3)
+            worst = std::max(worst, CheckCase<T>(fs, n, k, n <= 40 && !SanitizeMode() ? 33 : 3, trans, trans,
+                                                 cls, seed++));
     if (n <= 40 && (n % 5 == 1 || n == 2 || n == 4 || n == 8 || n == 16))  // unaligned pointers
       for (int trans = 0; trans < 2; ++trans)
         worst = std::max(worst, CheckCase<T>(fs, n, 1, 517, trans, false, GetrsClass::kAuto, seed++, 1));
@@ -272,10 +294,12 @@ void CheckAll() {
           CheckZeroPivot<T>(fs, n, k, trans, GetrsClass::kAuto);
           if (n >= 32) CheckZeroPivot<T>(fs, n, k, trans, n >= 256 ? GetrsClass::kTile : GetrsClass::kPanel);
         }
+    if (SanitizeMode()) std::printf("  %s n=%d done, worst so far %.3f\n", tn, n, worst);  // progress
   }
-  std::printf("%s worst scaled residual (threshold %.0f): %.3f over n in 1..40,48,64,65,100,128,129,200,"
-              "256,300,512, k in {1,2,3,8,33,n}, N/T, in-place/out, forced classes, unaligned\n",
-              tn, kThreshold, worst);
+  std::printf("%s worst scaled residual (threshold %.0f): %.3f over n in 1..40,%s, k in %s, "
+              "N/T, in-place/out, forced classes, unaligned\n",
+              tn, kThreshold, worst, SanitizeMode() ? "64,65,128,129" : "48,64,65,100,128,129,200,256,300,512",
+              SanitizeMode() ? "{1,3,9,n}" : "{1,2,3,8,33,n}");
   // batch 0, n 0, k 0 launch nothing and succeed (null pointers are never touched)
   for (int trans = 0; trans < 2; ++trans) {
     const cudaError_t e0 = batchla::LaunchGetrs<T>(0, nullptr, nullptr, nullptr, nullptr, 0, 16, 1, trans);
@@ -417,7 +441,7 @@ void TimeAll() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool timing = !(argc > 1 && std::strcmp(argv[1], "--no-timing") == 0);
+  const bool timing = !(argc > 1 && std::strcmp(argv[1], "--no-timing") == 0) && !SanitizeMode();
   const bool checks = !(argc > 1 && std::strcmp(argv[1], "--timing-only") == 0);
   if (checks) {
     CheckAll<float>();

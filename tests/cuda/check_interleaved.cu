@@ -4,10 +4,17 @@
 // poisoned with NaN before each launch; unread triangles of the inputs are NaN too, so a kernel
 // that reads them fails. One non-SPD / NaN matrix per batch must leave every other bit-identical.
 // Usage: check_interleaved [--quick]   (exit 1 on any failure)
+// BATCHLA_CHECK_SANITIZE=1 (sanitize mode, tests/cuda/check_common.h): only the n that launch a
+// kernel no smaller n launched (NewKernelAt: every kFull n, which is template<int N>, and the first
+// n of each other variant with and without a partial tile), 2 chunks of 32 instead of 3; chunk
+// sizes 1 / 37 / 64 / 128 on n = 3, 17, 33, 64 (a kFull, kShared, padded kShared and kTile variant).
+#include <array>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "cuda/interleaved_tuning.h"  // the variant per (dtype, op, n): which n sanitize mode needs
 #include "cuda/launch.h"
 #include "tests/cuda/il_check.h"
 
@@ -161,15 +168,35 @@ double CheckOne(int n, int64_t c, int64_t chunks, int k) {
   return worst;
 }
 
+// Whether n runs a kernel (per op: variant, and for runtime-n variants whether the last tile is
+// partial) that no n in `seen` ran; adds n's kernels to `seen`.
+template <typename T>
+bool NewKernelAt(int n, std::set<std::array<int, 7>>& seen) {
+  namespace il = batchla::il;
+  const int dtype = sizeof(T) == 4 ? 0 : 1;
+  bool fresh = false;
+  for (int op = 0; op < il::kNumOps; ++op) {
+    const il::Variant v = n <= il::kTunedMaxN ? il::kTuned[dtype][op][n] : il::kTileDefault[dtype];
+    const int shape = v.kind == il::Kind::kFull ? n : int(v.nb > 0 && n % v.nb != 0);
+    fresh |= seen.insert({op, int(v.kind), int(v.order), v.nb, v.warps, v.pad, shape}).second;
+  }
+  return fresh;
+}
+
 template <typename T>
 void CheckAll(bool quick) {
-  std::printf("%s: worst scaled residual per n (c = 32, 3 chunks, k = 2; all ops and flags)\n", Name<T>());
+  const bool san = SanitizeMode();
+  const int64_t chunks = san ? 2 : 3;
+  std::printf("%s: worst scaled residual per n (c = 32, %lld chunks, k = 2; all ops and flags)\n", Name<T>(),
+              (long long)chunks);
+  std::set<std::array<int, 7>> seen;
   for (int n = 1; n <= 72; n += (quick && n > 8 ? 7 : 1)) {
-    const double w = CheckOne<T>(n, 32, 3, 2);
+    if (san && !NewKernelAt<T>(n, seen)) continue;
+    const double w = CheckOne<T>(n, 32, chunks, 2);
     std::printf("  n=%2d %.2f%s", n, w, n % 6 == 0 ? "\n" : "");
   }
   std::printf("\n%s: other chunk sizes and k\n", Name<T>());
-  for (int n : {1, 3, 8, 16, 17, 25, 33, 64}) {
+  for (int n : san ? std::vector<int>{3, 17, 33, 64} : std::vector<int>{1, 3, 8, 16, 17, 25, 33, 64}) {
     for (int64_t c : {1, 37, 64, 128}) {
       const double w = CheckOne<T>(n, c, c == 1 ? 5 : 2, c == 37 ? 1 : 3);
       std::printf("  n=%d c=%lld %.2f\n", n, (long long)c, w);

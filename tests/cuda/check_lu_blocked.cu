@@ -4,8 +4,8 @@
 // Links with the blocked LU files only:
 //   nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I. -o chk \
 //        tests/cuda/check_lu_blocked.cu cuda/lu_blocked*.cu
-// Arguments: "quick" skips the timing tables; "time" runs only them; "small" checks four sizes
-// (for compute-sanitizer).
+// Arguments: "quick" skips the timing tables; "time" runs only them. BATCHLA_CHECK_SANITIZE=1
+// (sanitize mode, tests/cuda/check_common.h): checks only, on the short size list of CheckAll.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,7 +31,8 @@ template <typename T>
 struct Dev {
   T* p = nullptr;
   size_t count = 0;
-  explicit Dev(size_t c) : count(c) { CK(cudaMalloc(&p, std::max<size_t>(c, 1) * sizeof(T))); }
+  // Poisoned from the start: every byte a kernel may read is defined (compute-sanitizer initcheck).
+  explicit Dev(size_t c) : count(c) { CK(cudaMalloc(&p, std::max<size_t>(c, 1) * sizeof(T))); Poison(); }
   ~Dev() { cudaFree(p); }
   void Put(const std::vector<T>& h) { CK(cudaMemcpy(p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice)); }
   std::vector<T> Get() const {
@@ -434,24 +435,28 @@ void Time(int n) {
 }
 
 template <typename T>
-void CheckSmall() {  // a few sizes, for compute-sanitizer runs
-  for (int n : {33, 64, 129, 233}) CheckCase<T>(n, 3, n <= LuBlockedFusedMaxN<T>());
-  CheckBad<T>(64, true);
-}
-
-template <typename T>
 void CheckAll() {
   std::printf("== %s correctness (LuBlockedMaxN %d, FusedMaxN %d)\n", Name<T>(), LuBlockedMaxN<T>(), LuBlockedFusedMaxN<T>());
-  const int sizes[] = {33, 34, 35, 36, 37, 38, 39, 40, 48, 63, 64, 65, 96, 100, 127, 128, 129, 160, 161,
-                       200, 232, 233, 256, 300, 384, 511, 512};
+  // Sanitize mode (racecheck pays per shared-memory access: ~40 s per matrix of n = 129 in the
+  // medium class, so one matrix from 65 on): warp class at 33 and 64 (f32 every output, f64
+  // inverse / gesv k <= 1), medium at 65 (the <= 128 register budget), large at 233 (both dtypes).
+  // Not reached there: the medium class above 128 (its 1-block-per-SM build) and n > 256 (a second
+  // 256-column strip of the large class).
+  const std::vector<int> sizes = SanitizeMode() ? std::vector<int>{33, 64, 65, 233}
+      : std::vector<int>{33, 34, 35, 36, 37, 38, 39, 40, 48, 63, 64, 65, 96, 100, 127, 128, 129, 160, 161,
+                         200, 232, 233, 256, 300, 384, 511, 512};
   for (int n : sizes) {
     const bool fused = n <= LuBlockedFusedMaxN<T>();
     for (int64_t batch : {1, 3, 33}) {
       if (n > 256 && batch == 33) continue;  // host reference time; 3 covers the grid-stride path
+      if (SanitizeMode() && batch > (n <= 64 ? 33 : 1)) continue;
       CheckCase<T>(n, batch, fused);
     }
   }
-  for (int n : {33, 64, 100, 160, 233, 512}) CheckBad<T>(n, n <= LuBlockedFusedMaxN<T>());
+  // (sanitize: n = 33 only; its gesv k = 3 is the medium class for f64)
+  const std::vector<int> bad = SanitizeMode() ? std::vector<int>{33}
+                                              : std::vector<int>{33, 64, 100, 160, 233, 512};
+  for (int n : bad) CheckBad<T>(n, n <= LuBlockedFusedMaxN<T>());
   // invalid sizes / kinds are refused, not launched
   {
     LuArgs<T> args;
@@ -464,16 +469,13 @@ void CheckAll() {
 }
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "quick") == 0;
+  const bool quick = (argc > 1 && std::strcmp(argv[1], "quick") == 0) || SanitizeMode();
   const bool time_only = argc > 1 && std::strcmp(argv[1], "time") == 0;
-  if (argc > 1 && std::strcmp(argv[1], "small") == 0) {
-    CheckSmall<float>();
-    CheckSmall<double>();
-  } else if (!time_only) {
+  if (!time_only) {
     CheckAll<float>();
     CheckAll<double>();
   }
-  if (!quick && !(argc > 1 && std::strcmp(argv[1], "small") == 0)) {
+  if (!quick) {
     std::printf("\n| dtype | n | output | batch | time us | GB/s | GFLOP/s | roofline |\n|---|---|---|---|---|---|---|---|\n");
     for (int n : {64, 128, 256, 512}) Time<float>(n);
     for (int n : {64, 128, 256, 512}) Time<double>(n);

@@ -2,7 +2,10 @@
 // float64 host Householder with the same (LAPACK) conventions: scaled residuals, R's signs, taus,
 // orgqr / ormqr / fused qr / lstsq, NaN isolation across the batch, zero columns; then timings.
 // Exits non-zero on any failure. Run: tests/cuda/run_checks.sh check_qr
+// BATCHLA_CHECK_SANITIZE=1 (sanitize mode, tests/cuda/check_common.h): checks only, on the short
+// shape lists of All().
 #include <cmath>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -87,7 +90,11 @@ template <typename T>
 struct Dev {
   T* p = nullptr;
   size_t count = 0;
-  explicit Dev(size_t n) : count(n) { CK(cudaMalloc(&p, (n ? n : 1) * sizeof(T))); }
+  // NaN from the start: every byte a kernel may read is defined (compute-sanitizer initcheck).
+  explicit Dev(size_t n) : count(n) {
+    CK(cudaMalloc(&p, (n ? n : 1) * sizeof(T)));
+    CK(cudaMemset(p, 0xff, (n ? n : 1) * sizeof(T)));
+  }
   ~Dev() { cudaFree(p); }
   void Put(const vector<T>& h) { CK(cudaMemcpy(p, h.data(), count * sizeof(T), cudaMemcpyHostToDevice)); }
   vector<T> Get() const {
@@ -283,14 +290,25 @@ static void Time(const char* what, int n) {
               flops / s / 1e12);
 }
 
+// Sanitize mode keeps one shape per class and path (cuda/qr_dispatch.h, qr_engine_launch.cuh),
+// each as cheap as it can be (racecheck pays per shared-memory access): small class in a warp
+// (5 x 3, 16 x 16) and in a pair of warps (33 x 33); engine: short-shape lstsq (64 x 64, p = 3:
+// ncols 67 > 64), medium shape on chip (100 x 37, 128 x 40), tall shape on chip (170 x 20) and in
+// global memory (4096 x 15: 240 / 480 KB, over the 227 KB of shared memory, so geqrf and orgqr work
+// in place; m = kQrMaxM), ormqr in global memory (4096 x 15, p = 16); orgqr / ormqr with k < n.
+// The full list's 512 x 512 and 4096 x 64 run the same global-memory kernels for much longer.
 template <typename T>
 static void All() {
-  const int shapes[][2] = {{1, 1}, {2, 2}, {5, 3}, {16, 16}, {32, 32}, {33, 33}, {40, 20}, {64, 64},
-                           {100, 37}, {128, 128}, {129, 17}, {200, 200}, {256, 256}, {300, 299},
-                           {512, 512}, {1024, 32}, {4096, 64}};
+  const std::vector<std::array<int, 2>> shapes = SanitizeMode()
+      ? std::vector<std::array<int, 2>>{{1, 1}, {5, 3}, {16, 16}, {33, 33}, {100, 37}, {170, 20}, {4096, 15}}
+      : std::vector<std::array<int, 2>>{{1, 1}, {2, 2}, {5, 3}, {16, 16}, {32, 32}, {33, 33}, {40, 20},
+                                        {64, 64}, {100, 37}, {128, 128}, {129, 17}, {200, 200}, {256, 256},
+                                        {300, 299}, {512, 512}, {1024, 32}, {4096, 64}};
   for (auto& s : shapes) CheckShape<T>(s[0], s[1], true);
-  const int apply[][3] = {{8, 8, 1}, {64, 64, 3}, {128, 40, 1}, {200, 100, 5}, {512, 512, 2},
-                          {4096, 64, 1}};
+  const std::vector<std::array<int, 3>> apply = SanitizeMode()
+      ? std::vector<std::array<int, 3>>{{8, 8, 1}, {64, 64, 3}, {128, 40, 1}, {170, 20, 5}, {4096, 15, 16}}
+      : std::vector<std::array<int, 3>>{{8, 8, 1}, {64, 64, 3}, {128, 40, 1}, {200, 100, 5}, {512, 512, 2},
+                                        {4096, 64, 1}};
   for (auto& s : apply) CheckApply<T>(s[0], s[1], s[2]);
 }
 
@@ -302,7 +320,7 @@ int main(int argc, char** argv) {
   }
   All<float>();
   All<double>();
-  const bool timing = !(argc > 1 && !std::strcmp(argv[1], "--no-timing"));
+  const bool timing = !(argc > 1 && !std::strcmp(argv[1], "--no-timing")) && !SanitizeMode();
   for (int n : {16, 32, 64, 128, 256, 512})
     for (const char* what : {"qr_r", "qr", "geqrf"}) {
       if (!timing) break;

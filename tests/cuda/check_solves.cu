@@ -2,7 +2,8 @@
 // a host computation in double, poisoned outputs, NaN in every element the kernel must not read,
 // batch 0, a zero pivot mixed into a batch (its neighbours must be bit-identical to a clean run),
 // and a timing table (k = 1, 256 MiB batches, n = 1..20, 24, 28, 32, 64..512) in GB/s and as a fraction of 4.24 TB/s.
-// Build: tests/cuda/run_checks.sh check_solves. Exits non-zero on any failure.
+// Build: tests/cuda/run_checks.sh check_solves. Exits non-zero on any failure. BATCHLA_CHECK_SANITIZE=1
+// (sanitize mode, tests/cuda/check_common.h): checks only, batches <= 40, n in 1..40, 64, 100.
 //
 // Row-major throughout: element (i, j) of matrix m at m*n*n + i*n + j; B, X (n x k) at m*n*k + i*k + c.
 #include <cuda_runtime.h>
@@ -19,16 +20,8 @@
 #include <vector>
 
 #include "cuda/launch.h"
+#include "tests/cuda/check_common.h"  // CK, sanitize mode
 
-#define CK(expr)                                                                        \
-  do {                                                                                  \
-    cudaError_t e_ = (expr);                                                            \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_),      \
-                   __FILE__, __LINE__, #expr);                                          \
-      std::exit(2);                                                                     \
-    }                                                                                   \
-  } while (0)
 
 namespace {
 
@@ -159,6 +152,9 @@ std::vector<T> RunDevice(const Variant& v, const std::vector<T>& A, const std::v
   CK(cudaMalloc(&da, (std::max<size_t>(1, A.size()) + off) * sizeof(T)));
   CK(cudaMalloc(&db, (std::max<size_t>(1, B.size()) + off) * sizeof(T)));
   CK(cudaMalloc(&dx, (std::max<size_t>(1, B.size()) + off) * sizeof(T)));
+  // Every byte defined (compute-sanitizer initcheck): the slack before an unaligned copy too.
+  CK(cudaMemset(da, 0, (std::max<size_t>(1, A.size()) + off) * sizeof(T)));
+  CK(cudaMemset(db, 0, (std::max<size_t>(1, B.size()) + off) * sizeof(T)));
   CK(cudaMemcpy(da + off, A.data(), A.size() * sizeof(T), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(db + off, B.data(), B.size() * sizeof(T), cudaMemcpyHostToDevice));
   CK(cudaMemset(dx, 0xff, (B.size() + off) * sizeof(T)));  // NaN poison
@@ -174,6 +170,7 @@ std::vector<T> RunDevice(const Variant& v, const std::vector<T>& A, const std::v
 
 template <typename T>
 double CheckCase(const Variant& v, int n, int k, int64_t batch, uint64_t seed, int off = 0) {
+  batch = SanitizeBatch(batch);
   std::vector<T> A, B;
   MakeBase<T>(n, k, batch, seed, A, B);
   Mask<T>(v, n, batch, A);
@@ -232,13 +229,18 @@ template <typename T>
 void CheckAll() {
   const char* tn = sizeof(T) == 4 ? "f32" : "f64";
   std::vector<int> ns;
-  for (int n = 1; n <= 40; ++n) ns.push_back(n);
-  for (int n : {64, 100, 128, 200, 256, 384, 512}) ns.push_back(n);
+  for (int n = 1; n <= 40; ++n) ns.push_back(n);  // every tiny / small instantiation, tile above 32
+  // Sanitize mode: the tile class with its 2-stage ring (n = 64), 3 stages and a partial tile
+  // (f32 n = 100); larger n run the same kernels for longer.
+  const std::vector<int> large = SanitizeMode() ? std::vector<int>{64, 100}
+                                                : std::vector<int>{64, 100, 128, 200, 256, 384, 512};
+  for (int n : large) ns.push_back(n);
   const auto variants = AllVariants();
   std::vector<double> worst(variants.size(), 0.0);
   uint64_t seed = 1;
   for (int n : ns)
     for (int k : {1, 3, 17}) {
+      if (SanitizeMode() && k == 3 && n % 4 != 1) continue;  // racecheck time: 1 and 17 cover the classes
       int64_t batch;
       if (n <= 40) {
         const int64_t choices[3] = {1000, 33, 1};
@@ -251,16 +253,16 @@ void CheckAll() {
       for (size_t vi = 0; vi < variants.size(); ++vi)
         worst[vi] = std::max(worst[vi], CheckCase<T>(variants[vi], n, k, batch, seed++));
     }
-  // many right-hand sides
-  for (int n : {4, 32, 100})
+  // many right-hand sides (sanitize mode: not 100, whose 300 columns are the same tile kernel as k = 17)
+  for (int n : SanitizeMode() ? std::vector<int>{4, 32} : std::vector<int>{4, 32, 100})
     for (size_t vi = 0; vi < variants.size(); ++vi)
       worst[vi] = std::max(worst[vi], CheckCase<T>(variants[vi], n, 300, 3, seed++));
   // pointers off 16-byte alignment (the staged kernels' scalar fallback), odd batch
   for (int n : {2, 3, 4, 8, 13, 16, 19, 24})
     for (size_t vi = 0; vi < variants.size(); ++vi)
       worst[vi] = std::max(worst[vi], CheckCase<T>(variants[vi], n, 1, 517, seed++, /*off=*/1));
-  std::printf("%s worst scaled residual (threshold %.0f) over n in 1..40,64,100,128,200,256,384,512, "
-              "k in {1,3,17,300}, unaligned:\n", tn, kThreshold);
+  std::printf("%s worst scaled residual (threshold %.0f) over n in 1..40,%s, k in {1,3,17,300}, unaligned:\n",
+              tn, kThreshold, SanitizeMode() ? "64,100" : "64,100,128,200,256,384,512");
   for (size_t vi = 0; vi < variants.size(); ++vi)
     std::printf("  %-10s %8.3f\n", variants[vi].Name().c_str(), worst[vi]);
   // zero pivot (non-unit variants)
@@ -374,7 +376,7 @@ void TimeAll() {
 
 int main(int argc, char** argv) {
   // --no-timing: checks only; --timing-only: timing table only (benchmark variants)
-  const bool timing = !(argc > 1 && std::strcmp(argv[1], "--no-timing") == 0);
+  const bool timing = !(argc > 1 && std::strcmp(argv[1], "--no-timing") == 0) && !SanitizeMode();
   const bool checks = !(argc > 1 && std::strcmp(argv[1], "--timing-only") == 0);
   if (checks) {
     CheckAll<float>();
