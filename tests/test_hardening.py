@@ -282,10 +282,13 @@ def test_command_buffers():
         env = dict(os.environ, XLA_FLAGS=(os.environ.get("XLA_FLAGS", "") + " " + flags).strip())
         proc = subprocess.run([sys.executable, script, mode, path], env=env, capture_output=True, text=True,
                               timeout=900)
-        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+        assert os.path.exists(path), proc.stdout[-4000:] + proc.stderr[-4000:]
         with np.load(path) as z:
-            outs[mode] = dict(z)
+            outs[mode] = (dict(z), proc)
         os.remove(path)
-    assert outs["on"].keys() == outs["off"].keys() and outs["on"]
-    for key in outs["on"]:
-        np.testing.assert_array_equal(outs["on"][key], outs["off"][key], err_msg=key)
+    (on, _), (off, _) = outs["on"], outs["off"]
+    assert on.keys() == off.keys() and on
+    for key in on:
+        np.testing.assert_array_equal(on[key], off[key], err_msg=key)
+    for mode, (_, proc) in outs.items():
+        assert proc.returncode == 0, f"{mode}: " + proc.stdout[-4000:] + proc.stderr[-4000:]
