@@ -133,11 +133,42 @@ def _jnp_lstsq(a, b, rc):
     return _over_batch(jnp.linalg.lstsq, a.ndim - 2)(a, b, rc)
 
 
+# The fallback's SVD runs on this many matrices at a time: its buffers are allocated whether or not
+# the branch runs, and for the whole batch they would be several times the input (about 69 GB of
+# temporaries for 2^27 matrices of 7 x 4).
+_FALLBACK_CHUNK = 1 << 16
+
+
 def _jnp_lstsq_where(use, a, b, rc):
-    """_jnp_lstsq on the matrices where `use` (...); the others are replaced by zeros, so LAPACK's
-    SVD never sees them (jnp.linalg.lstsq does not return on CPU for some inputs holding Inf)."""
-    keep = lambda x: jnp.where(use[..., None, None], x, jnp.zeros((), x.dtype))  # noqa: E731
-    return _jnp_lstsq(keep(a), keep(b), rc)
+    """(x, resid) of jnp.linalg.lstsq for the matrices where `use` (...), _FALLBACK_CHUNK at a
+    time; the others are replaced by zeros inside each chunk, so LAPACK's SVD never sees them
+    (jnp.linalg.lstsq does not return on CPU for some inputs holding Inf)."""
+    def solve(a, b, rc, use):
+        keep = lambda x: jnp.where(use, x, jnp.zeros((), x.dtype))  # noqa: E731
+        return jnp.linalg.lstsq(keep(a), keep(b), rc)[:2]
+
+    batch = a.shape[:-2]
+    flat = (a.reshape((-1,) + a.shape[-2:]), b.reshape((-1,) + b.shape[-2:]), rc.reshape(-1), use.reshape(-1))
+    out = _in_chunks(solve, flat, _FALLBACK_CHUNK)
+    return tuple(o.reshape(batch + o.shape[1:]) for o in out)
+
+
+def _in_chunks(f, xs, chunk):
+    """vmap(f)(*xs) over the leading axis, `chunk` rows at a time in a loop that slices its inputs
+    and writes its outputs in place (lax.map's batch_size would first copy the inputs into
+    (steps, chunk, ...) blocks). The last chunk ends at the last row and may redo some rows."""
+    rows = xs[0].shape[0]
+    if rows <= chunk:
+        return jax.vmap(f)(*xs)
+    shapes = jax.eval_shape(jax.vmap(f), *(x[:chunk] for x in xs))
+
+    def step(i, outs):
+        start = jnp.minimum(i * chunk, rows - chunk)
+        part = jax.vmap(f)(*(lax.dynamic_slice_in_dim(x, start, chunk) for x in xs))
+        return tuple(lax.dynamic_update_slice_in_dim(o, p, start, 0) for o, p in zip(outs, part))
+
+    init = tuple(jnp.zeros((rows,) + s.shape[1:], s.dtype) for s in shapes)
+    return lax.fori_loop(0, -(-rows // chunk), step, init)
 
 
 def _qr_suffices(rdiag, rc):
@@ -159,7 +190,7 @@ def _solve_batched(a, b, rc):
     fast = jnp.all(qr_ok)
 
     def mixed(x, resid, a, b, rc):
-        x_svd, resid_svd = _jnp_lstsq_where(~qr_ok, a, b, rc)[:2]
+        x_svd, resid_svd = _jnp_lstsq_where(~qr_ok, a, b, rc)
         return (jnp.where(qr_ok[..., None, None], x, x_svd),
                 jnp.where(qr_ok[..., None], resid, resid_svd))
 
@@ -218,7 +249,7 @@ def _jnp_tangents(a, b, rc, x, da, db):
     # Matrices holding NaN/Inf are kept from the SVD (see _jnp_lstsq_where); their tangents are NaN.
     del x
     finite = jnp.all(jnp.isfinite(a), axis=(-2, -1)) & jnp.all(jnp.isfinite(b), axis=(-2, -1))
-    dx, dresid = jax.jvp(lambda a, b: _jnp_lstsq_where(finite, a, b, rc)[:2], (a, b), (da, db))[1]
+    dx, dresid = jax.jvp(lambda a, b: _jnp_lstsq_where(finite, a, b, rc), (a, b), (da, db))[1]
     nan = jnp.asarray(jnp.nan, dx.dtype)
     return jnp.where(finite[..., None, None], dx, nan), jnp.where(finite[..., None], dresid, nan)
 

@@ -96,7 +96,7 @@ def test_batched_outputs_match_jnp(device):
         assert_same_as_jnp(lstsq(a, b), jnp_lstsq(a, bb), rtol=1e-10)
 
 
-def test_rank_deficient_matrix_sends_the_batch_to_jnp(device):
+def test_rank_deficient_matrix_gets_jnps_solution(device):
     rng = np.random.default_rng(11)
     a = tall(rng, (3,), 9, 4, np.float64)
     a[1, :, 3] = a[1, :, 0]  # rank 3: the QR solution would be inf/NaN or huge
@@ -107,6 +107,22 @@ def test_rank_deficient_matrix_sends_the_batch_to_jnp(device):
     assert np.all(np.isfinite(np.asarray(ours[0])))
     x, resid, _, _ = jax.jit(jax.vmap(lstsq))(a, b)  # the same under vmap
     assert_same_as_jnp((x, resid), ref[:2], rtol=1e-12)
+
+
+def test_fallback_in_chunks_equals_one_call(monkeypatch):
+    """The SVD fallback runs _FALLBACK_CHUNK matrices at a time (the last chunk overlapping the one
+    before): values, forward and reverse derivatives equal those of one unchunked call."""
+    import jax_batchla._lstsq as impl
+    rng = np.random.default_rng(12)
+    a = tall(rng, (11,), 6, 3, np.float64)
+    a[[2, 9], :, 2] = a[[2, 9], :, 0]  # rank deficient: the fallback runs
+    b = rng.standard_normal((11, 6, 2))
+    loss = lambda a_, b_: jnp.sum(lstsq(a_, b_)[0] ** 2)  # noqa: E731
+    whole = lstsq(a, b)[:2], jax.grad(loss, (0, 1))(a, b)
+    monkeypatch.setattr(impl, "_FALLBACK_CHUNK", 4)  # 3 chunks: rows 0-3, 4-7, 7-10
+    chunked = lstsq(a, b)[:2], jax.grad(loss, (0, 1))(a, b)
+    for x, y in zip(jax.tree.leaves(chunked), jax.tree.leaves(whole)):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-12, atol=1e-13)
 
 
 def test_wide_and_empty_inputs_use_jnp():

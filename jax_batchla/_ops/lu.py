@@ -12,7 +12,7 @@ from jax.interpreters import ad
 
 from .. import _ffi, _reference
 from .cholesky import _info_aval, _mT, _rhs, _square, _zero_info
-from .primitive import OpSpec, make_primitive, sized_cuda_lowering
+from .primitive import OpSpec, conditional_cuda_lowering, make_primitive, sized_cuda_lowering
 from .triangular import trsm
 
 
@@ -133,10 +133,19 @@ def _gesv_composed(a, b):
     return getrs(lu, perm, b), info
 
 
+def _gesv_fused_fits(a, b):
+    """The fused kernel keeps each matrix on chip and walks its k columns in one group of
+    threads; when the columns far outnumber the matrices (a vmapped batch of right-hand sides
+    folded into k), factor once and let getrs split the columns over the whole GPU instead."""
+    batch, k = int(np.prod(a.shape[:-2])), b.shape[-1]
+    few_matrices_many_columns = k >= 4096 and k >= 32 * max(batch, 1)
+    return a.shape[-1] <= _ffi.lu_fused_max_n(a.dtype) and not few_matrices_many_columns
+
+
 gesv_p = make_primitive(OpSpec(
     name="batchla_gesv", operands=("a", "b"), shape_rule=_gesv_shape,
     reference=_reference.gesv, multiple_results=True, fold_rhs_batch=True,
-    cuda_lowering=sized_cuda_lowering("batchla_gesv", _ffi.lu_fused_max_n, _gesv_composed)))
+    cuda_lowering=conditional_cuda_lowering("batchla_gesv", _gesv_fused_fits, _gesv_composed)))
 
 
 def gesv(a, b):
