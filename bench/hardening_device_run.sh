@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call for issue 7 on one GPU: the GPU hardening tests (batches past 2^31 elements,
 # command buffers, threads, bad numbers, determinism) and compute-sanitizer runs, side by side.
-# The native modules may come prebuilt (PREBUILT=1: jax_batchla/_cpu*.so and _cuda*.so carried in,
-# built for this machine's Python), else they are built here first.
+# The native modules may come prebuilt (PREBUILT=1: .carry/ from bench/build_for_device.sh, carried
+# in), else they are built here first.
 # Env: SAN_CHECKS (checks to build), SAN_RACE / SAN_MEM (checks per tool; default SAN_CHECKS),
 #      SAN_TIMEOUT (s per sanitizer run), SAN_BUDGET (s for the whole sanitizer part),
 #      PYTEST_TIMEOUT / PYTEST_TIMEOUT2 (s for the two pytest parts).
@@ -28,6 +28,7 @@ timeout "${SAN_BUDGET:-370}" bash -c '
 san_pid=$!
 
 if [ "${PREBUILT:-0}" = 1 ]; then
+  bench/unpack_on_device.sh || exit 1
   export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 else
   step "build"
