@@ -8,7 +8,13 @@
 # takes a minute; from scratch about 15 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-py=${PY312:-$(command -v python3.12 || echo /root/.pyenv/versions/3.12.1/bin/python3.12)}
+py=${PY312:-}
+if [ -z "$py" ]; then  # the first python3.12 that runs (a pyenv shim may exist but not run)
+  for cand in "$(command -v python3.12 || true)" /root/.pyenv/versions/3.12*/bin/python3.12; do
+    if [ -n "$cand" ] && "$cand" -c "import jax, nanobind" 2> /dev/null; then py=$cand; break; fi
+  done
+fi
+[ -n "$py" ] || { echo "build_for_device.sh: no python3.12 with jax and nanobind (set PY312)" >&2; exit 2; }
 build=${BUILD_DIR:-/tmp/batchla_build312}
 cmake -S . -B "$build" -G Ninja -DPython_EXECUTABLE="$py" -DJAX_BATCHLA_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 > "$build.configure.log"
