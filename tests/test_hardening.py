@@ -115,7 +115,7 @@ def _leaves(out):
 
 
 def _cases(sizes):
-    return [(name, n, dtype) for name, (_, kind) in OPS.items() for n in sizes
+    return [(name, n, dtype) for name in OPS for n in sizes
             for dtype in (np.float32, np.float64) if not (name.startswith("il_") and n > IL_MAX_N)]
 
 
