@@ -508,6 +508,33 @@ nanobind::capsule Capsule(Fn* fn) {
   return nanobind::capsule(reinterpret_cast<void*>(fn));
 }
 
+// Binds `name(dtype_name, *args)` to f32(args) or f64(args): the one switch from a dtype name to
+// the kernel instance, for the size limits and predicates the Python lowerings ask.
+template <typename R, typename... A, typename... Names>
+void DefByDtype(nanobind::module_& m, const char* name, R (*f32)(A...), R (*f64)(A...), Names... arg_names) {
+  m.def(
+      name,
+      [name, f32, f64](const std::string& dtype_name, A... args) -> R {
+        if (dtype_name == "float32") return f32(args...);
+        if (dtype_name == "float64") return f64(args...);
+        throw nanobind::value_error((std::string(name) + ": dtype must be 'float32' or 'float64', got '" +
+                                     dtype_name + "'").c_str());
+      },
+      nanobind::arg("dtype_name"), nanobind::arg(arg_names)...);
+}
+
+// The QR predicates take int sizes; sizes past int are simply not supported.
+template <typename T>
+bool QrSupportedAnySize(int64_t rows, int64_t cols) {
+  return rows >= 0 && cols >= 0 && rows <= INT32_MAX && cols <= INT32_MAX &&
+         batchla::QrSupported<T>(static_cast<int>(rows), static_cast<int>(cols));
+}
+template <typename T>
+bool QrFusedFitsAnySize(int64_t rows, int64_t cols) {
+  return rows >= 0 && cols >= 0 && rows <= INT32_MAX && cols <= INT32_MAX &&
+         batchla::QrFusedFits<T>(static_cast<int>(rows), static_cast<int>(cols));
+}
+
 }  // namespace
 
 NB_MODULE(_cuda, m) {
@@ -537,56 +564,15 @@ NB_MODULE(_cuda, m) {
     d["batchla_potrf_batch_minor"] = Capsule(BatchlaPotrfBatchMinorCuda);
     return d;
   });
-  // Size limits of the kernels, per dtype name, for the Python lowerings' fallbacks.
-  auto limit = [&m](const char* name, int (*f32)(), int (*f64)()) {
-    m.def(
-        name,
-        [name, f32, f64](const std::string& dtype_name) -> int {
-          if (dtype_name == "float32") return f32();
-          if (dtype_name == "float64") return f64();
-          throw nb::value_error((std::string(name) + ": dtype must be 'float32' or 'float64', got '" +
-                                 dtype_name + "'").c_str());
-        },
-        nb::arg("dtype_name"));
-  };
-  limit("posv_max_fused_n", batchla::PosvMaxFusedN<float>, batchla::PosvMaxFusedN<double>);
-  limit("potrf_max_n", batchla::PotrfMaxN<float>, batchla::PotrfMaxN<double>);
-  limit("getrf_max_n", batchla::GetrfMaxN<float>, batchla::GetrfMaxN<double>);
-  limit("lu_fused_max_n", batchla::LuFusedMaxN<float>, batchla::LuFusedMaxN<double>);
-  m.def(
-      "il_default_chunk",
-      [](const std::string& dtype_name, int n) -> int {
-        if (dtype_name == "float32") return batchla::IlDefaultChunk<float>(n);
-        if (dtype_name == "float64") return batchla::IlDefaultChunk<double>(n);
-        throw nb::value_error(("il_default_chunk: dtype must be 'float32' or 'float64', got '" +
-                               dtype_name + "'").c_str());
-      },
-      nb::arg("dtype_name"), nb::arg("n"),
-      "The interleaved chunk size the autotuner found fastest for n (cuda/interleaved_tuning.h).");
-  m.def(
-      "il_posv_fused",
-      [](const std::string& dtype_name, int n) -> bool {
-        if (dtype_name == "float32") return batchla::IlPosvFused<float>(n);
-        if (dtype_name == "float64") return batchla::IlPosvFused<double>(n);
-        throw nb::value_error(("il_posv_fused: dtype must be 'float32' or 'float64', got '" +
-                               dtype_name + "'").c_str());
-      },
-      nb::arg("dtype_name"), nb::arg("n"),
-      "Whether the fused CUDA il_posv handles n (else the lowering composes il_potrf + il_potrs).");
-  // Size predicates of the QR kernels (bindings/TARGETS.md), per dtype name.
-  auto fits = [&m](const char* name, const char* cols_name, bool (*f32)(int, int),
-                   bool (*f64)(int, int)) {
-    m.def(
-        name,
-        [name, f32, f64](const std::string& dtype_name, int64_t rows, int64_t cols) -> bool {
-          if (rows < 0 || cols < 0 || rows > INT32_MAX || cols > INT32_MAX) return false;
-          if (dtype_name == "float32") return f32(static_cast<int>(rows), static_cast<int>(cols));
-          if (dtype_name == "float64") return f64(static_cast<int>(rows), static_cast<int>(cols));
-          throw nb::value_error((std::string(name) + ": dtype must be 'float32' or 'float64', got '" +
-                                 dtype_name + "'").c_str());
-        },
-        nb::arg("dtype_name"), nb::arg("m"), nb::arg(cols_name));
-  };
-  fits("qr_supported", "n", batchla::QrSupported<float>, batchla::QrSupported<double>);
-  fits("qr_fused_fits", "ncols", batchla::QrFusedFits<float>, batchla::QrFusedFits<double>);
+  // Size limits and predicates of the kernels, per dtype name, for the Python lowerings.
+  DefByDtype(m, "posv_max_fused_n", batchla::PosvMaxFusedN<float>, batchla::PosvMaxFusedN<double>);
+  DefByDtype(m, "potrf_max_n", batchla::PotrfMaxN<float>, batchla::PotrfMaxN<double>);
+  DefByDtype(m, "getrf_max_n", batchla::GetrfMaxN<float>, batchla::GetrfMaxN<double>);
+  DefByDtype(m, "lu_fused_max_n", batchla::LuFusedMaxN<float>, batchla::LuFusedMaxN<double>);
+  // The chunk the autotuner found fastest for n (cuda/interleaved_tuning.h); whether the fused
+  // il_posv handles n (else the lowering composes il_potrf + il_potrs).
+  DefByDtype(m, "il_default_chunk", batchla::IlDefaultChunk<float>, batchla::IlDefaultChunk<double>, "n");
+  DefByDtype(m, "il_posv_fused", batchla::IlPosvFused<float>, batchla::IlPosvFused<double>, "n");
+  DefByDtype(m, "qr_supported", QrSupportedAnySize<float>, QrSupportedAnySize<double>, "m", "n");
+  DefByDtype(m, "qr_fused_fits", QrFusedFitsAnySize<float>, QrFusedFitsAnySize<double>, "m", "ncols");
 }

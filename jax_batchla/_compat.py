@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 from jax.interpreters import mlir
+from jax.sharding import NamedSharding, PartitionSpec
 
 try:  # the eager path every jax primitive uses: one cached jit per (primitive, params)
     from jax._src.dispatch import apply_primitive
@@ -58,7 +59,6 @@ def vary_like_inputs(outs, avals_in):
     mat = max(mats, key=lambda m: len(m.varying))
     if not mat.varying or any(not m.varying <= mat.varying for m in mats):
         return outs
-    from jax.sharding import NamedSharding, PartitionSpec
     mesh = next(a for a, m in zip(avals_in, mats) if m is mat).sharding.mesh
     return tuple(o.update(sharding=NamedSharding(mesh, PartitionSpec(*(None,) * o.ndim)), manual_axis_type=mat)
                  for o in outs)

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import gpu_devices
+from conftest import gpu_devices, lower_triangular, spd
 
 import jax_batchla.interleaved as il
 import jax_batchla.linalg as bla
@@ -58,16 +58,16 @@ GPU_SIZES = [3, 12, 33, 100, 256, 512]
 
 
 def _inputs(kind, n, batch, dtype, seed=0):
+    """(a, b) of `kind`, well conditioned (conftest's generators where it has one)."""
     rng = np.random.default_rng(seed)
     m = n + 3 if kind == "tall" else n
-    g = rng.standard_normal((batch, m, n))
     if kind == "spd":
-        a = g @ np.swapaxes(g, -1, -2) / n + np.eye(n)
+        a = spd(rng, (batch,), n, dtype)
     elif kind == "tri":
-        a = np.tril(g) / np.sqrt(n) + 2 * np.eye(n)
+        a = lower_triangular(rng, (batch,), n, dtype)
     else:
-        a = g + (np.sqrt(n) * np.eye(m, n) if kind == "gen" else 0)
-    return a.astype(dtype), rng.standard_normal((batch, m, 2)).astype(dtype)
+        a = (rng.standard_normal((batch, m, n)) + (np.sqrt(n) * np.eye(m, n) if kind == "gen" else 0)).astype(dtype)
+    return a, rng.standard_normal((batch, m, 2)).astype(dtype)
 
 
 def _spoil(kind, how, a, b):
