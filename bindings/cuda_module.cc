@@ -6,7 +6,9 @@
 // Buffers are row-major (JAX's default layout): (..., n, n) matrices, (..., n, k) right-hand sides.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -24,10 +26,26 @@ namespace {
 using ffi::AnyBuffer;
 using ffi::Result;
 
+// Launch statistics for tests (tests/command_buffer_check.py): with JAX_BATCHLA_COUNT_LAUNCHES=1
+// in the environment when the module loads, every handler call counts whether its stream was being
+// captured into a CUDA graph (an XLA command buffer) or ran directly. Off: one predictable branch.
+const bool kCountLaunches = [] {
+  const char* v = std::getenv("JAX_BATCHLA_COUNT_LAUNCHES");
+  return v != nullptr && v[0] == '1';
+}();
+std::atomic<int64_t> launches_direct{0}, launches_captured{0};
+
+void CountLaunch(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) return;
+  (status == cudaStreamCaptureStatusActive ? launches_captured : launches_direct)++;
+}
+
 // The one launch step shared by all handlers: dispatch once on the dtype, launch the kernel of
 // cuda/launch.h (launch(T{}) returns its cudaError_t), report CUDA errors as Internal.
 template <typename Launch>
-ffi::Error Run(const char* op, ffi::DataType dtype, Launch&& launch) {
+ffi::Error Run(const char* op, cudaStream_t stream, ffi::DataType dtype, Launch&& launch) {
+  if (kCountLaunches) CountLaunch(stream);
   return DispatchFloat(dtype, op, [&](auto zero) {
     cudaError_t e = launch(zero);
     if (e == cudaSuccess) e = cudaGetLastError();
@@ -42,7 +60,7 @@ ffi::Error PotrfImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> l, Resu
   constexpr const char* kOp = "batchla_potrf";
   auto as = CheckFactor(kOp, a, *l, "l", *info);
   if (!as) return as.error();
-  return Run(kOp, a.element_type(), [&](auto zero) {
+  return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchPotrf<T>(stream, DataAs<T>(a), DataAs<T>(l), DataAs<int32_t>(info),
                                    as->batch, static_cast<int>(as->rows), symmetrize);
@@ -54,7 +72,7 @@ ffi::Error TrsmImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuf
   constexpr const char* kOp = "batchla_trsm";
   auto bs = CheckSolve(kOp, a, "a", b, *x);
   if (!bs) return bs.error();
-  return Run(kOp, a.element_type(), [&](auto zero) {
+  return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchTrsm<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x), bs->batch,
                                   static_cast<int>(bs->rows), static_cast<int>(bs->cols), lower,
@@ -66,7 +84,7 @@ ffi::Error PotrsImpl(cudaStream_t stream, AnyBuffer c, AnyBuffer b, Result<AnyBu
   constexpr const char* kOp = "batchla_potrs";
   auto bs = CheckSolve(kOp, c, "c", b, *x);
   if (!bs) return bs.error();
-  return Run(kOp, c.element_type(), [&](auto zero) {
+  return Run(kOp, stream, c.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchPotrs<T>(stream, DataAs<T>(c), DataAs<T>(b), DataAs<T>(x), bs->batch,
                                    static_cast<int>(bs->rows), static_cast<int>(bs->cols), lower);
@@ -78,7 +96,7 @@ ffi::Error PosvImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuf
   constexpr const char* kOp = "batchla_posv";
   auto bs = CheckSolve(kOp, a, "a", b, *x, &*info);
   if (!bs) return bs.error();
-  return Run(kOp, a.element_type(), [&](auto zero) {
+  return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchPosv<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x),
                                   DataAs<int32_t>(info), bs->batch, static_cast<int>(bs->rows),
@@ -91,7 +109,7 @@ ffi::Error GetrfImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> lu, Res
   constexpr const char* kOp = "batchla_getrf";
   auto as = CheckGetrf(kOp, a, *lu, *pivots, *perm, *info);
   if (!as) return as.error();
-  return Run(kOp, a.element_type(), [&](auto zero) {
+  return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchGetrf<T>(stream, DataAs<T>(a), DataAs<T>(lu), DataAs<int32_t>(pivots),
                                    DataAs<int32_t>(perm), DataAs<int32_t>(info), as->batch,
@@ -104,7 +122,7 @@ ffi::Error GetrsImpl(cudaStream_t stream, AnyBuffer lu, AnyBuffer perm, AnyBuffe
   constexpr const char* kOp = "batchla_getrs";
   auto bs = CheckGetrs(kOp, lu, perm, b, *x);
   if (!bs) return bs.error();
-  return Run(kOp, lu.element_type(), [&](auto zero) {
+  return Run(kOp, stream, lu.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchGetrs<T>(stream, DataAs<T>(lu), DataAs<int32_t>(perm), DataAs<T>(b),
                                    DataAs<T>(x), bs->batch, static_cast<int>(bs->rows),
@@ -117,7 +135,7 @@ ffi::Error GesvImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuf
   constexpr const char* kOp = "batchla_gesv";
   auto bs = CheckSolve(kOp, a, "a", b, *x, &*info);
   if (!bs) return bs.error();
-  return Run(kOp, a.element_type(), [&](auto zero) {
+  return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchGesv<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x),
                                   DataAs<int32_t>(info), bs->batch, static_cast<int>(bs->rows),
@@ -130,7 +148,7 @@ ffi::Error InverseImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> inv,
   constexpr const char* kOp = "batchla_inverse";
   auto as = CheckFactor(kOp, a, *inv, "inv", *info);
   if (!as) return as.error();
-  return Run(kOp, a.element_type(), [&](auto zero) {
+  return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchInverse<T>(stream, DataAs<T>(a), DataAs<T>(inv), DataAs<int32_t>(info),
                                      as->batch, static_cast<int>(as->rows));
@@ -142,7 +160,7 @@ ffi::Error SlogdetImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> sign,
   constexpr const char* kOp = "batchla_slogdet";
   auto as = CheckSlogdet(kOp, a, *sign, *logabsdet);
   if (!as) return as.error();
-  return Run(kOp, a.element_type(), [&](auto zero) {
+  return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchSlogdet<T>(stream, DataAs<T>(a), DataAs<T>(sign), DataAs<T>(logabsdet),
                                      as->batch, static_cast<int>(as->rows));
@@ -155,7 +173,7 @@ ffi::Error SlogdetImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> sign,
 // QrSupported<T>(m, ncols) (geqrf, orgqr, ormqr); an unsupported size is InvalidArgument (the
 // Python lowering asks qr_supported / qr_fused_fits first and composes or falls back instead).
 template <typename Launch>
-ffi::Error RunQr(const char* op, ffi::DataType dtype, int64_t batch, bool fused, int64_t m,
+ffi::Error RunQr(const char* op, cudaStream_t stream, ffi::DataType dtype, int64_t batch, bool fused, int64_t m,
                  int64_t ncols, Launch&& launch) {
   auto size_ok = DispatchFloat(dtype, op, [&](auto zero) {
     using T = decltype(zero);
@@ -168,14 +186,14 @@ ffi::Error RunQr(const char* op, ffi::DataType dtype, int64_t batch, bool fused,
   });
   if (size_ok.failure()) return size_ok;
   if (batch == 0) return ffi::Error::Success();
-  return Run(op, dtype, std::forward<Launch>(launch));
+  return Run(op, stream, dtype, std::forward<Launch>(launch));
 }
 
 ffi::Error GeqrfImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> qr, Result<AnyBuffer> taus) {
   constexpr const char* kOp = "batchla_geqrf";
   auto as = CheckGeqrf(kOp, a, *qr, *taus);
   if (!as) return as.error();
-  return RunQr(kOp, a.element_type(), as->batch, false, as->rows, as->cols, [&](auto zero) {
+  return RunQr(kOp, stream, a.element_type(), as->batch, false, as->rows, as->cols, [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchGeqrf<T>(stream, DataAs<T>(a), DataAs<T>(qr), DataAs<T>(taus), as->batch,
                                    static_cast<int>(as->rows), static_cast<int>(as->cols));
@@ -187,7 +205,7 @@ ffi::Error OrgqrImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer taus, Result<An
   auto qs = CheckOrgqr(kOp, a, taus, *q);
   if (!qs) return qs.error();
   const MatrixShape& as = qs->a;
-  return RunQr(kOp, a.element_type(), as.batch, false, as.rows, as.cols, [&](auto zero) {
+  return RunQr(kOp, stream, a.element_type(), as.batch, false, as.rows, as.cols, [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchOrgqr<T>(stream, DataAs<T>(a), DataAs<T>(taus), DataAs<T>(q), as.batch,
                                    static_cast<int>(as.rows), static_cast<int>(as.cols),
@@ -201,7 +219,7 @@ ffi::Error OrmqrImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer taus, AnyBuffer
   auto qs = CheckOrmqr(kOp, a, taus, c, *x);
   if (!qs) return qs.error();
   const MatrixShape& as = qs->a;
-  return RunQr(kOp, a.element_type(), as.batch, false, as.rows, as.cols, [&](auto zero) {
+  return RunQr(kOp, stream, a.element_type(), as.batch, false, as.rows, as.cols, [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchOrmqr<T>(stream, DataAs<T>(a), DataAs<T>(taus), DataAs<T>(c),
                                    DataAs<T>(x), as.batch, static_cast<int>(as.rows),
@@ -214,7 +232,7 @@ ffi::Error OrmqrImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer taus, AnyBuffer
 ffi::Error QrCommon(const char* op, cudaStream_t stream, AnyBuffer a, AnyBuffer* q, AnyBuffer r) {
   auto as = CheckQr(op, a, q, r);
   if (!as) return as.error();
-  return RunQr(op, a.element_type(), as->batch, true, as->rows, as->cols, [&](auto zero) {
+  return RunQr(op, stream, a.element_type(), as->batch, true, as->rows, as->cols, [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchQr<T>(stream, DataAs<T>(a), q ? DataAs<T>(*q) : nullptr, DataAs<T>(r),
                                 as->batch, static_cast<int>(as->rows), static_cast<int>(as->cols));
@@ -235,7 +253,7 @@ ffi::Error LstsqImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBu
   auto qs = CheckLstsq(kOp, a, b, *x, *rdiag, *resid);
   if (!qs) return qs.error();
   const MatrixShape& as = qs->a;
-  return RunQr(kOp, a.element_type(), as.batch, true, as.rows, as.cols + qs->cols, [&](auto zero) {
+  return RunQr(kOp, stream, a.element_type(), as.batch, true, as.rows, as.cols + qs->cols, [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchLstsq<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x),
                                    DataAs<T>(rdiag), DataAs<T>(resid), as.batch,
@@ -250,7 +268,7 @@ ffi::Error IlPotrfImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> l, Re
   constexpr const char* kOp = "batchla_il_potrf";
   auto as = CheckInterleavedFactor(kOp, a, *l, "l", *info);
   if (!as) return as.error();
-  return Run(kOp, a.element_type(), [&](auto zero) {
+  return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchIlPotrf<T>(stream, DataAs<T>(a), DataAs<T>(l), DataAs<int32_t>(info),
                                      as->chunks, as->c, static_cast<int>(as->rows), symmetrize);
@@ -261,7 +279,7 @@ ffi::Error IlPotrsImpl(cudaStream_t stream, AnyBuffer l, AnyBuffer b, Result<Any
   constexpr const char* kOp = "batchla_il_potrs";
   auto bs = CheckInterleavedSolve(kOp, l, "l", b, *x);
   if (!bs) return bs.error();
-  return Run(kOp, l.element_type(), [&](auto zero) {
+  return Run(kOp, stream, l.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchIlPotrs<T>(stream, DataAs<T>(l), DataAs<T>(b), DataAs<T>(x), bs->chunks,
                                      bs->c, static_cast<int>(bs->rows), static_cast<int>(bs->cols),
@@ -274,7 +292,7 @@ ffi::Error IlPosvImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyB
   constexpr const char* kOp = "batchla_il_posv";
   auto bs = CheckInterleavedSolve(kOp, a, "a", b, *x, &*info);
   if (!bs) return bs.error();
-  return Run(kOp, a.element_type(), [&](auto zero) {
+  return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchIlPosv<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x),
                                     DataAs<int32_t>(info), bs->chunks, bs->c, static_cast<int>(bs->rows),
@@ -287,7 +305,7 @@ ffi::Error IlTrsmImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyB
   constexpr const char* kOp = "batchla_il_trsm";
   auto bs = CheckInterleavedSolve(kOp, a, "a", b, *x);
   if (!bs) return bs.error();
-  return Run(kOp, a.element_type(), [&](auto zero) {
+  return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchIlTrsm<T>(stream, DataAs<T>(a), DataAs<T>(b), DataAs<T>(x), bs->chunks,
                                     bs->c, static_cast<int>(bs->rows), static_cast<int>(bs->cols),
@@ -303,7 +321,7 @@ ffi::Error PotrfBatchMinorImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffe
   constexpr const char* kOp = "batchla_potrf_batch_minor";
   auto as = CheckFactor(kOp, a, *l, "l", *info);
   if (!as) return as.error();
-  return Run(kOp, a.element_type(), [&](auto zero) {
+  return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchIlPotrf<T>(stream, DataAs<T>(a), DataAs<T>(l), DataAs<int32_t>(info),
                                      as->batch > 0 ? 1 : 0, as->batch, static_cast<int>(as->rows),
@@ -540,6 +558,13 @@ bool QrFusedFitsAnySize(int64_t rows, int64_t cols) {
 NB_MODULE(_cuda, m) {
   namespace nb = nanobind;
   m.doc() = "jax_batchla CUDA FFI targets (see bindings/TARGETS.md)";
+  m.def(
+      "launch_counts",
+      []() -> nb::tuple {
+        return nb::make_tuple(batchla_ffi::launches_direct.load(), batchla_ffi::launches_captured.load());
+      },
+      "(direct, captured): handler calls whose stream ran directly / was being captured into a CUDA "
+      "graph, counted only when JAX_BATCHLA_COUNT_LAUNCHES=1 was set when the module loaded.");
   m.def("registrations", []() {
     nb::dict d;
     d["batchla_potrf"] = Capsule(BatchlaPotrfCuda);

@@ -62,6 +62,9 @@ using trsm_detail::CpAsync;
 using trsm_detail::CpAsyncCommit;
 using trsm_detail::CpAsyncWait;
 using trsm_detail::CpAsyncWaitDyn;
+using trsm_detail::MbarArrive;
+using trsm_detail::MbarInit;
+using trsm_detail::MbarWait;
 using trsm_detail::kFullMask;
 using trsm_detail::PassOf;
 using trsm_detail::SolvePlan;
@@ -674,7 +677,8 @@ __device__ __forceinline__ void LoadDiagRow(const T* Am, int n, int O, bool tran
 }
 
 // Shared memory: ring[W][stages][32][kLd] (one ring of update tiles per warp), V[nt*32][KC], and
-// the step counter `ready`.
+// one mbarrier per diagonal step (`step_done[s]`: the 32 lanes of step s's owner arrive once its x
+// is final; a phase per pass, so a consumer waits on the parity of the passes run so far).
 template <typename T, int KC>
 __global__ void __launch_bounds__(kGetrsPanelWarps * 32, sizeof(T) == 4 ? 2 : 1)  // f32: 2 blocks/SM
     PanelGetrsKernel(const T* __restrict__ lu, const int32_t* __restrict__ perm, const T* b, T* x,
@@ -687,8 +691,11 @@ __global__ void __launch_bounds__(kGetrsPanelWarps * 32, sizeof(T) == 4 ? 2 : 1)
   T* ring = reinterpret_cast<T*>(getrs_smem) + warp * stages * Cfg::kElems;
   T* V = reinterpret_cast<T*>(getrs_smem) + W * stages * Cfg::kElems;
   const int nt = (n + 31) / 32;
-  volatile int* ready = reinterpret_cast<volatile int*>(V + nt * 32 * KC);  // diagonal steps final
-  if (threadIdx.x == 0) *ready = 0;  // ordered before its use by the first __syncthreads below
+  uint64_t* step_done = reinterpret_cast<uint64_t*>(
+      (reinterpret_cast<uintptr_t>(V + nt * 32 * KC) + 7) & ~uintptr_t{7});
+  if (threadIdx.x == 0)  // ordered before any use by the first __syncthreads below
+    for (int s = 0; s < nt; ++s) MbarInit(step_done + s, 32);
+  unsigned parity = 0;  // passes run by this block so far, mod 2
   const PanelSeq seq{nt, warp, plan.npasses};
   const int64_t items = batch * col_blocks;
 
@@ -734,9 +741,7 @@ __global__ void __launch_bounds__(kGetrsPanelWarps * 32, sizeof(T) == 4 ? 2 : 1)
     // warp), then publishes "steps < s + 1 final" to the block.
     auto diag = [&](const SweepPass& sp, int s) {
       DiagSolve<T, KC>(dm, dii, sp, V, n, sp.forward ? s : nt - 1 - s, lane);
-      __threadfence_block();
-      __syncwarp();
-      if (lane == 0) *ready = s + 1;
+      MbarArrive(step_done + s);  // each lane releases its own writes of x
       ds += W;
       if (ds >= nt) {
         ds = warp;
@@ -759,8 +764,7 @@ __global__ void __launch_bounds__(kGetrsPanelWarps * 32, sizeof(T) == 4 ? 2 : 1)
           T mrow[32];
           TileRow(ring + (ct++ % stages) * Cfg::kElems, sp.transposed, lane, mrow);
           if (!waited) {
-            while (*ready <= s) __nanosleep(20);
-            __threadfence_block();
+            MbarWait(step_done + s, parity);
             waited = true;
           }
           BlockUpdate<T, KC>(mrow, V, n, sp.forward ? t : nt - 1 - t, O, lane);
@@ -769,8 +773,7 @@ __global__ void __launch_bounds__(kGetrsPanelWarps * 32, sizeof(T) == 4 ? 2 : 1)
         }
       }
       __syncthreads();  // the pass is complete (every update precedes its row block's diagonal step)
-      if (threadIdx.x == 0) *ready = 0;
-      __syncthreads();
+      parity ^= 1;
     }
     CpAsyncWait<0>();
     __syncthreads();
@@ -790,7 +793,8 @@ cudaError_t LaunchPanelGetrs(cudaStream_t stream, const T* lu, const int32_t* pe
   using Cfg = TileCfg<T>;
   const int nt = (n + 31) / 32;
   auto smem_for = [&](int stages) {
-    return (size_t(kGetrsPanelWarps) * stages * Cfg::kElems + size_t(nt) * 32 * KC) * sizeof(T) + 16;
+    return (size_t(kGetrsPanelWarps) * stages * Cfg::kElems + size_t(nt) * 32 * KC) * sizeof(T) +
+           8 * size_t(nt) + 8;  // + step_done[nt], 8-byte aligned
   };
   int stages = PanelStages<T>();
   while (stages > 2 && smem_for(stages) > 227 * 1024) --stages;

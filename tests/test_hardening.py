@@ -273,13 +273,15 @@ COMMAND_BUFFER_FLAGS = "--xla_gpu_enable_command_buffer=FUSION,CUSTOM_CALL,WHILE
 def test_command_buffers():
     """tests/command_buffer_check.py runs every op inside a jitted lax.fori_loop, once with XLA's
     command buffers forced on for fusions, custom calls and loops and once with them off (two
-    processes: the flags are per process); the results must be bit-identical, and with the flags
-    on the compiled program must have our custom calls inside a command buffer."""
+    processes: the flags are per process); the results must be bit-identical, and our handlers
+    must have been captured into the command buffers' graphs with the flags on and run directly
+    with them off (they count it: JAX_BATCHLA_COUNT_LAUNCHES)."""
     script = os.path.join(os.path.dirname(__file__), "command_buffer_check.py")
     outs = {}
     for mode, flags in (("on", COMMAND_BUFFER_FLAGS), ("off", "--xla_gpu_enable_command_buffer=")):
         path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"batchla_cmdbuf_{mode}_{os.getpid()}.npz")
-        env = dict(os.environ, XLA_FLAGS=(os.environ.get("XLA_FLAGS", "") + " " + flags).strip())
+        env = dict(os.environ, XLA_FLAGS=(os.environ.get("XLA_FLAGS", "") + " " + flags).strip(),
+                   JAX_BATCHLA_COUNT_LAUNCHES="1")
         proc = subprocess.run([sys.executable, script, mode, path], env=env, capture_output=True, text=True,
                               timeout=900)
         assert os.path.exists(path), proc.stdout[-4000:] + proc.stderr[-4000:]
