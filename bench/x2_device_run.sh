@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on nvidia-h200-x2 (issue 7's scale-out): the sharding check on both GPUs under both
 # partitioners, the 1-GPU vs 2-GPU throughput bench (cholesky, lu, qr, solve at n = 16, 128) and
-# the threads test across both devices. Expects the modules from bench/build_for_device.sh:
+# the threads test across both devices, and the command-buffer test. Expects the modules from bench/build_for_device.sh:
 #   carry [".carry"], command: OUT=$OUT bench/x2_device_run.sh
 set -uo pipefail
 export PYTHONUNBUFFERED=1
@@ -19,6 +19,8 @@ for p in shardy gspmd; do
   timeout 240 python3 tests/sharding_check.py $p --platform gpu > "$OUT/sharding_gpu_$p.log" 2>&1
   echo "rc=$?"; grep -E "FAIL|sharding ok|cases in" "$OUT/sharding_gpu_$p.log" | tail -8
 done
-echo "=== threads on both devices ($(date +%T))"
-timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE \
-  "tests/test_hardening.py::test_threads_and_devices_at_once" 2>&1 | tail -5
+echo "=== threads on both devices; command buffers ($(date +%T))"
+timeout 240 python3 -m pytest -v -p no:cacheprovider -m gpu -rfE --tb=short \
+  "tests/test_hardening.py::test_threads_and_devices_at_once" "tests/test_hardening.py::test_command_buffers" \
+  > "$OUT/threads_cmdbuf.log" 2>&1
+grep -E "PASSED|FAILED|passed|failed" "$OUT/threads_cmdbuf.log" | tail -6
