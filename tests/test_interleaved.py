@@ -418,5 +418,7 @@ def test_cuda_primitives_match_cpu(platform, n, dtype):
     with jax.default_device(jax.devices(platform)[0]):
         hlo = jax.jit(partial(_primitive_runs, ilops)).lower(*args).as_text()
         gpu = jax.tree.map(np.asarray, jax.jit(partial(_primitive_runs, ilops))(*args))
-    assert all(f"batchla_il_{op}" in hlo for op in ("potrf", "potrs", "posv", "trsm")), "not the CUDA kernels"
+    assert all(f"batchla_il_{op}" in hlo for op in ("potrf", "potrs", "trsm")), "not the CUDA kernels"
+    # posv: the fused kernel where it keeps the factor on chip, else il_potrf + il_potrs
+    assert ("batchla_il_posv" in hlo) == _ffi.il_posv_fused(dtype, n), "posv: not the kernel the table picks"
     _assert_agree(gpu, cpu, n, dtype)
