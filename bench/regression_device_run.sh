@@ -3,7 +3,8 @@
 # n = 2..512, as the committed bench/results/nvidia-h200{,-lu}.json) to compare against the
 # committed numbers, and QR in float64 (n = 16..256). Modules from bench/build_for_device.sh
 # (carry [".carry"]). Results are tarred (the device tool brings back at most 8 files).
-# Env: EXTRA_TESTS (pytest node ids to run first, optional).
+# Env: EXTRA_TESTS (pytest node ids to run first, optional), GROUPS_TO_RUN (default
+# "cholesky lu qr64"), BENCH_TIMEOUT (s per group, 200).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" /tmp/res
@@ -22,8 +23,12 @@ run() {  # name, bench args...
   timeout "${BENCH_TIMEOUT:-200}" python3 -m bench.run --out "/tmp/res/$name.json" "$@" > "/tmp/res/$name.log" 2>&1
   echo "rc=$?"; python3 -m bench.targets "/tmp/res/$name.json" 2>/dev/null | tail -3
 }
-run nvidia-h200 --ops cholesky,cho_solve,posv,solve_triangular
-run nvidia-h200-lu --ops lu,solve,inv,det
-run nvidia-h200-qr-f64 --ops qr_r,qr,lstsq --dtypes float64 --n 16,32,64,128,256 --reps 5
+for group in ${GROUPS_TO_RUN:-cholesky lu qr64}; do
+  case $group in
+    cholesky) run nvidia-h200 --ops cholesky,cho_solve,posv,solve_triangular ;;
+    lu) run nvidia-h200-lu --ops lu,solve,inv,det ;;
+    qr64) run nvidia-h200-qr-f64 --ops qr_r,qr,lstsq --dtypes float64 --n 16,32,64,128,256 --reps 5 ;;
+  esac
+done
 tar czf "$OUT/bench_results.tgz" -C /tmp res
 step done

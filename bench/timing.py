@@ -1,8 +1,11 @@
 """Timing: the same driver for jax (host clock + block_until_ready) and torch (CUDA events).
 
 A sample runs the op k times back to back and divides by k, with k chosen so a sample lasts about
-`target_s`: then the per-call host overhead (jax dispatch, ~10-30 µs) overlaps the device work and
-the sample measures device throughput. For ops slower than target_s, k = 1 and a sample is one call.
+`target_s` (k <= 64): then the per-call host overhead (jax dispatch, ~10-30 µs) overlaps the device
+work and the sample measures device throughput. What does not overlap — the first call's dispatch
+and the final sync, ~50-100 µs with jitter — is paid once per sample, so samples must be long:
+with 2 ms samples a 300 µs op read 10-60 % slow and moved by up to 1.5x between runs (H200, issue
+7's regression run); at the 20 ms default it is ~0.5 %. For ops slower than target_s, k = 1.
 `seconds` is the median of the samples; `seconds_single` is the median of three isolated calls
 (dispatch + run + sync), kept so launch-bound sizes are visible.
 """
@@ -26,7 +29,7 @@ def _drive(run_k: Callable[[int], float], reps: int, target_s: float, budget_s: 
             "calls_per_sample": k, "samples": n}
 
 
-def time_jax(f: Callable, args: tuple, reps: int = 20, target_s: float = 2e-3,
+def time_jax(f: Callable, args: tuple, reps: int = 20, target_s: float = 2e-2,
              budget_s: float = 1.0) -> dict:
     def run_k(k):
         t0 = time.perf_counter()
@@ -37,7 +40,7 @@ def time_jax(f: Callable, args: tuple, reps: int = 20, target_s: float = 2e-3,
     return _drive(run_k, reps, target_s, budget_s)
 
 
-def time_torch(torch, f: Callable, args: tuple, reps: int = 20, target_s: float = 2e-3,
+def time_torch(torch, f: Callable, args: tuple, reps: int = 20, target_s: float = 2e-2,
                budget_s: float = 1.0) -> dict:
     def run_k(k):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
