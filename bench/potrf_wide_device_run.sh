@@ -6,7 +6,7 @@
 # background), the GPU Cholesky tests and the Cholesky bench at n = 32..64.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
+mkdir -p "$OUT" /tmp/res
 step() { echo "=== $1 ($(date +%T))"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 for v in check_potrf_old check_potrf; do xz -dc ".carry/$v.xz" > "/tmp/$v" && chmod +x "/tmp/$v"; done
