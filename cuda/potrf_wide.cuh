@@ -8,8 +8,6 @@
 // at step j every lane publishes its raw a_rj in tb[j][r] (one barrier per step), lane j also
 // 1/d_j (d_j = a_jj), and lanes update a_rc -= (a_rj / d_j) a_cj with 16-byte broadcast loads.
 // At the end L[r][c] = a_rc / sqrt(d_c), L[r][r] = sqrt(d_r). info = first j with !(d_j > 0).
-// f32 potrf (WideStages == 2): persistent blocks with two stages; the next matrix's copies are in
-// flight while this one is factored.
 // posv: the first rhs column rides along as an extra column (z = W^-1 b, W = unit lower a / d),
 // further columns are solved forward by 32-row blocks (shuffles in a warp, one cross-warp GEMV);
 // then x = W^-T D^-1 z backward by blocks the same way, a_jr read from shared memory.
@@ -26,11 +24,6 @@ __device__ __forceinline__ void CpAsyncElem(T* dst, const T* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(d), "l"(src), "n"(sizeof(T)));
 }
 __device__ __forceinline__ void CpAsyncWaitAll() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-
-// Two stages only for f32 potrf (166 -> 168 registers, 6 blocks per SM either way). f32 posv would
-// go from 128 to 168 registers (8 -> 6 blocks per SM), f64 from 4 to 3 blocks per SM (33 KB stages).
-template <typename T, bool POSV>
-constexpr int WideStages() { return sizeof(T) == 4 && !POSV ? 2 : 1; }
 
 template <typename T>
 struct WideCfg {
@@ -49,8 +42,7 @@ __global__ void __launch_bounds__(tuning::kPotrfWideMaxN)
   using V = Vec<T>;
   constexpr int kV = V::kN;
   static_assert(N == 64, "wide kernel: two warps, lane per row");
-  constexpr int kStages = WideStages<T, POSV>();
-  __shared__ __align__(16) T stage[kStages][C::kArea];
+  __shared__ __align__(16) T S[C::kArea];
   __shared__ __align__(16) T rs[N];
   __shared__ T invs[N];
   __shared__ T xs[N];
@@ -58,35 +50,18 @@ __global__ void __launch_bounds__(tuning::kPotrfWideMaxN)
   const int r = threadIdx.x, lane = r & 31, warp = r >> 5;
   const int64_t nn = static_cast<int64_t>(n) * n;
   const int stepA = mode == kLoadUpper ? LD : 1, baseA = mode == kLoadUpper ? r : r * LD;
-  // Issues the element copies of matrix m into dst (thread r: column r of every row it needs,
-  // each row coalesced); no wait.
-  auto stage_in = [&](int64_t m, T* dst) {
-    const T* am = a + m * nn;
-    if (r < n) {
+  for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x) {
+    const T* am = a + mat * nn;
+    if (r < n) {  // thread r copies column r of every row it needs (each row coalesced)
       for (int i = 0; i < n; ++i) {
         const bool keep = mode == kLoadSym || (mode == kLoadLower ? r <= i : r >= i);
-        if (keep) CpAsyncElem(dst + i * LD + r, am + static_cast<int64_t>(i) * n + r);
+        if (keep) CpAsyncElem(S + i * LD + r, am + static_cast<int64_t>(i) * n + r);
       }
-    }
-  };
-  if (kStages == 2 && blockIdx.x < batch) {
-    stage_in(blockIdx.x, stage[0]);
-    PfCpCommit();
-  }
-  int st = 0;
-  for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x, st ^= kStages - 1) {
-    T* S = stage[st];
-    if constexpr (kStages == 2) {  // the next matrix into the other stage (free since the last
-      if (mat + gridDim.x < batch) stage_in(mat + gridDim.x, stage[st ^ 1]);  // iteration's end)
-      PfCpCommit();
-    } else {
-      stage_in(mat, S);
     }
     const int64_t bbase = mat * n * static_cast<int64_t>(k);
     T bv = T(0);
     if (POSV && r < n) bv = b[bbase + static_cast<int64_t>(r) * k];
-    if constexpr (kStages == 2) PfCpWait1();  // this matrix's copies (the next one's may fly)
-    else CpAsyncWaitAll();
+    CpAsyncWaitAll();
     __syncthreads();
     T row[N];
 #pragma unroll
@@ -207,29 +182,13 @@ __global__ void __launch_bounds__(tuning::kPotrfWideMaxN)
   }
 }
 
-template <typename T, bool POSV>
-cudaError_t WideLaunchAs(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info, int64_t batch,
-                         int n, int k, int mode) {
-  constexpr int kT = tuning::kPotrfWideMaxN;
-  auto kernel = WideKernel<T, POSV>;
-  unsigned grid = GridFor(batch);
-  if constexpr (WideStages<T, POSV>() == 2) {  // persistent: a block walks several matrices to prefetch
-    // 6 blocks of 35.6 KB per SM need the whole carveout as shared memory
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                         cudaSharedmemCarveoutMaxShared);
-    if (e != cudaSuccess) return e;
-    struct Tag {};
-    if ((e = PersistentGrid<Tag>(kernel, kT, 0, batch, &grid)) != cudaSuccess) return e;
-  }
-  kernel<<<grid, kT, 0, s>>>(a, b, out, info, batch, n, k, mode);
-  return cudaGetLastError();
-}
-
 template <typename T>
 cudaError_t WideLaunch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info, int64_t batch,
                        int n, int k, int mode, bool posv) {
-  return posv ? WideLaunchAs<T, true>(s, a, b, out, info, batch, n, k, mode)
-              : WideLaunchAs<T, false>(s, a, b, out, info, batch, n, k, mode);
+  constexpr int kT = tuning::kPotrfWideMaxN;
+  if (posv) WideKernel<T, true><<<GridFor(batch), kT, 0, s>>>(a, b, out, info, batch, n, k, mode);
+  else WideKernel<T, false><<<GridFor(batch), kT, 0, s>>>(a, b, out, info, batch, n, k, mode);
+  return cudaGetLastError();
 }
 
 }  // namespace detail
