@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One device call (issue 3; result in bench/NOTES.md, "wide class v3", reverted): a two-stage f32
-# potrf against the committed one-stage kernel. Carried in .carry/: check_potrf.xz (new),
-# check_potrf_old.xz (HEAD before the change), both built here for sm_90, and the modules of bench/build_for_device.sh. Timing of both binaries
-# back to back (n >= 32), the new one's full check, compute-sanitizer on it (sanitize mode, in the
-# background), the GPU Cholesky tests and the Cholesky bench at n = 32..64.
+# potrf against the committed one-stage kernel. Carried in .carry/: check_potrf.xz (new) and
+# check_potrf_old.xz (HEAD before the change), both built here for sm_90, and the modules of
+# bench/build_for_device.sh. Timing of both binaries back to back (n >= 32), the new one's full
+# check, compute-sanitizer on it (sanitize mode, in the background), the GPU Cholesky tests and
+# the Cholesky bench at n = 32..64.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" /tmp/res
