@@ -4,7 +4,7 @@
 # committed numbers, and QR in float64 (n = 16..256). Modules from bench/build_for_device.sh
 # (carry [".carry"]). Results are tarred (the device tool brings back at most 8 files).
 # Env: EXTRA_TESTS (pytest node ids to run first, optional), GROUPS_TO_RUN (default
-# "cholesky lu qr64"), BENCH_TIMEOUT (s per group, 200).
+# "cholesky lu qr64"; also qr32), BENCH_TIMEOUT (s per group, 200).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" /tmp/res
@@ -28,6 +28,7 @@ for group in ${GROUPS_TO_RUN:-cholesky lu qr64}; do
     cholesky) run nvidia-h200 --ops cholesky,cho_solve,posv,solve_triangular ;;
     lu) run nvidia-h200-lu --ops lu,solve,inv,det ;;
     qr64) run nvidia-h200-qr-f64 --ops qr_r,qr,lstsq --dtypes float64 --n 16,32,64,128,256 --reps 5 ;;
+    qr32) run nvidia-h200-qr --ops qr_r,qr,lstsq --dtypes float32 --n 16,32,64,128,256 --reps 5 ;;
   esac
 done
 tar czf "$OUT/bench_results.tgz" -C /tmp res
