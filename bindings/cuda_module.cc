@@ -173,8 +173,8 @@ ffi::Error SlogdetImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> sign,
 // QrSupported<T>(m, ncols) (geqrf, orgqr, ormqr); an unsupported size is InvalidArgument (the
 // Python lowering asks qr_supported / qr_fused_fits first and composes or falls back instead).
 template <typename Launch>
-ffi::Error RunQr(const char* op, cudaStream_t stream, ffi::DataType dtype, int64_t batch, bool fused, int64_t m,
-                 int64_t ncols, Launch&& launch) {
+ffi::Error RunQr(const char* op, cudaStream_t stream, ffi::DataType dtype, int64_t batch, bool fused,
+                 int64_t m, int64_t ncols, Launch&& launch) {
   auto size_ok = DispatchFloat(dtype, op, [&](auto zero) {
     using T = decltype(zero);
     const bool ok = fused ? batchla::QrFusedFits<T>(static_cast<int>(m), static_cast<int>(ncols))

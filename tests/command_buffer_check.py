@@ -2,12 +2,12 @@
 JAX_BATCHLA_COUNT_LAUNCHES=1 set by the caller): python command_buffer_check.py {on|off} OUT.npz
 
 Every op of test_hardening.OPS runs inside a jitted lax.fori_loop (3 steps, the matrix perturbed
-per step so no step is hoisted out), called three times. The last call's results go to OUT.npz for the caller to compare across
-the two modes. The evidence that our kernels ran inside XLA's command buffers (CUDA graphs) comes
-from the handlers themselves: `_cuda.launch_counts()` counts the calls whose stream was being
-captured into a graph. XLA converts thunks to command buffers after HLO optimization, so the
-optimized HLO does not show it. With 'on' every program must have had its handlers captured, with
-'off' never (else exit status 1)."""
+per step so no step is hoisted out), called three times. The last call's results go to OUT.npz
+for the caller to compare across the two modes. The evidence that our kernels ran inside XLA's
+command buffers (CUDA graphs) comes from the handlers themselves: `_cuda.launch_counts()` counts
+the calls whose stream was being captured into a graph. XLA converts thunks to command buffers
+after HLO optimization, so the optimized HLO does not show it. With 'on' every program must have
+had its handlers captured, with 'off' never (else exit status 1)."""
 
 import os
 import sys
