@@ -28,8 +28,8 @@
 //   panel: large n, few work items (thresholds below). BLOCK of kGetrsPanelWarps warps per
 //          (matrix, KC columns): warp w owns the 32-row blocks t = w (mod W) of the sweep and
 //          applies every update M(t, s) x_s to them, so the owner of t may solve diagonal step t
-//          as soon as its own update from step t - 1 is applied; a shared-memory counter (not a
-//          block barrier) publishes "steps < s final" and a warp waits only when it needs an x
+//          as soon as its own update from step t - 1 is applied; one mbarrier per step (not a
+//          block barrier) publishes "step s final" and a warp waits only when it needs an x
 //          that is not final yet. Critical path per step: one update tile + one diagonal sweep.
 //          Each warp streams its update tiles through a private cp.async ring and prefetches its
 //          next diagonal tile into registers.
@@ -738,7 +738,7 @@ __global__ void __launch_bounds__(kGetrsPanelWarps * 32, sizeof(T) == 4 ? 2 : 1)
 
     int ct = 0;  // update tiles consumed by this warp
     // Solves diagonal step s (this warp owns it: every update of its row block came from this
-    // warp), then publishes "steps < s + 1 final" to the block.
+    // warp), then publishes "step s final" to the block (its mbarrier).
     auto diag = [&](const SweepPass& sp, int s) {
       DiagSolve<T, KC>(dm, dii, sp, V, n, sp.forward ? s : nt - 1 - s, lane);
       MbarArrive(step_done + s);  // each lane releases its own writes of x

@@ -84,6 +84,13 @@ def vectorized_solve(core, a, b, vector: bool):
     return jnp.vectorize(core, signature="(n,n),(n,k)->(n,k)")(a, b)
 
 
+def over_batch(f, nbatch: int):
+    """f vmapped over `nbatch` leading batch dims (for jax functions that take one matrix)."""
+    for _ in range(nbatch):
+        f = jax.vmap(f)
+    return f
+
+
 def mT(x):
     return jnp.swapaxes(x, -1, -2)
 

@@ -60,8 +60,8 @@ def vary_like_inputs(outs, avals_in):
     if not mat.varying or any(not m.varying <= mat.varying for m in mats):
         return outs
     mesh = next(a for a, m in zip(avals_in, mats) if m is mat).sharding.mesh
-    return tuple(o.update(sharding=NamedSharding(mesh, PartitionSpec(*(None,) * o.ndim)), manual_axis_type=mat)
-                 for o in outs)
+    return tuple(o.update(sharding=NamedSharding(mesh, PartitionSpec(*(None,) * o.ndim)),
+                          manual_axis_type=mat) for o in outs)
 
 
 def shardy_enabled() -> bool:

@@ -122,15 +122,9 @@ def _rank(s, rc):
     return mask.sum(axis=-1)
 
 
-def _over_batch(f, nbatch):
-    for _ in range(nbatch):
-        f = jax.vmap(f)
-    return f
-
-
 def _jnp_lstsq(a, b, rc):
     """jnp.linalg.lstsq on every matrix: (x, resid, rank, s) with x (..., N, K)."""
-    return _over_batch(jnp.linalg.lstsq, a.ndim - 2)(a, b, rc)
+    return _api.over_batch(jnp.linalg.lstsq, a.ndim - 2)(a, b, rc)
 
 
 # The fallback's SVD runs on this many matrices at a time: its buffers are allocated whether or not

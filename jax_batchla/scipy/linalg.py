@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from functools import partial
 
-import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
@@ -243,10 +242,7 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False, check_fin
 def _jax_lu(a, permute_l: bool):
     """jax.scipy.linalg.lu mapped over the batch dims: jax documents (..., M, N) but its
     function unpacks a.shape into (M, N), so it takes one matrix only."""
-    f = partial(jsl.lu, permute_l=permute_l)
-    for _ in a.shape[:-2]:
-        f = jax.vmap(f)
-    return f(a)
+    return _api.over_batch(partial(jsl.lu, permute_l=permute_l), a.ndim - 2)(a)
 
 
 def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
