@@ -1,6 +1,9 @@
 """Autotuner of the interleaved-layout solvers (issue 6). Run on the GPU machine:
 
     python3 -m bench.autotune_interleaved [--nmax 64] [--out bench/results/<gpu>-interleaved-tune.json]
+    python3 -m bench.autotune_interleaved --kinds group --nmin 12 --merge <earlier tune.json>
+
+(the second times one kind only and keeps an earlier run's winners where they are faster).
 
 1. Compiles the search space (bench/autotune/variants.cu once per dtype x op, in parallel) with
    `-Xptxas -v`, and records every kernel's registers and spill bytes from ptxas' report.
@@ -30,10 +33,17 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 FLAGS = ["-std=c++17", "-O3", "--expt-relaxed-constexpr", f"-I{ROOT}"]
 
 
-def compile_search_space(build: pathlib.Path, arch: str) -> dict:
-    """Builds the tuner; returns ptxas' spill report {'kernels': k, 'spilling': s}."""
+# bench/autotune/variants.cu's parts: which kinds each one registers.
+PARTS = {0: ("full", "tile", "shared"), 1: ("shared",), 2: ("shared",), 3: ("group",)}
+
+
+def compile_search_space(build: pathlib.Path, arch: str, kinds: tuple) -> dict:
+    """Builds the tuner (the parts holding `kinds`); returns ptxas' spill report."""
     build.mkdir(parents=True, exist_ok=True)
-    jobs = [(dtype, op, part) for dtype in ("float", "double") for op in range(4) for part in range(3)]
+    for old in build.glob("*.o"):
+        old.unlink()
+    parts = [p for p, has in PARTS.items() if set(has) & set(kinds)]
+    jobs = [(dtype, op, part) for dtype in ("float", "double") for op in range(4) for part in parts]
 
     def nvcc(args, log):
         r = subprocess.run(["nvcc", *FLAGS, f"-arch={arch}", *args], capture_output=True, text=True)
@@ -62,7 +72,10 @@ def variant(rec: dict) -> dict:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nmin", type=int, default=1)
     parser.add_argument("--nmax", type=int, default=il_table.TUNED_MAX_N)
+    parser.add_argument("--kinds", default="full,tile,shared,group", help="the kinds to build and time")
+    parser.add_argument("--merge", help="an earlier run's JSON: its winners stay where they are faster")
     parser.add_argument("--bytes", type=int, default=256 << 20)
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--build", default="/tmp/batchla_autotune")
@@ -71,17 +84,28 @@ def main():
     args = parser.parse_args()
 
     t0 = time.time()
-    spill_report = compile_search_space(pathlib.Path(args.build), args.arch)
+    kinds = tuple(args.kinds.split(","))
+    spill_report = compile_search_space(pathlib.Path(args.build), args.arch, kinds)
     print(f"compiled the search space in {time.time() - t0:.0f} s; ptxas: {spill_report}", flush=True)
     t1 = time.time()
-    proc = subprocess.run([f"{args.build}/autotune_il", "--nmax", str(args.nmax), "--bytes", str(args.bytes)],
-                          capture_output=True, text=True)
+    proc = subprocess.run([f"{args.build}/autotune_il", "--nmin", str(args.nmin), "--nmax", str(args.nmax),
+                           "--bytes", str(args.bytes), "--kinds", args.kinds], capture_output=True, text=True)
     records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     print(proc.stderr[-3000:])
     print(f"timed {sum(r['record'] == 'timing' and 'seconds' in r for r in records)} variants, pruned "
           f"{sum('pruned' in r for r in records)}, in {time.time() - t1:.0f} s", flush=True)
     failed = [r for r in records if r.get("ok") is False]
     winners = [r for r in records if r["record"] == "winner"]
+    if args.merge:  # the earlier run's records stay in the JSON; per (dtype, op, n) the faster winner
+        earlier = json.loads(pathlib.Path(args.merge).read_text())["records"]
+        best = {}
+        for r in [e for e in earlier if e["record"] == "winner"] + winners:
+            key = (r["dtype"], r["op"], r["n"])
+            if key not in best or r["seconds"] < best[key]["seconds"]:
+                best[key] = r
+        records = [e for e in earlier if e["record"] != "winner"] + records
+        records = [r for r in records if r["record"] != "winner"] + list(best.values())
+        winners = list(best.values())
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
                          text=True).stdout.strip()
     pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -16,9 +16,11 @@ HEADER = pathlib.Path(__file__).resolve().parent.parent / "cuda" / "interleaved_
 
 
 def spell(v: dict) -> str:
-    """C++ for one variant dict {kind: full|tile|shared, order, nb, warps}."""
+    """C++ for one variant dict {kind: full|tile|shared|group, order, nb, warps, pad}."""
     if v["kind"] == "full":
         return f"Full({ORDERS[v['order']]}, {v['warps']})"
+    if v["kind"] == "group":
+        return f"Group({v['nb']}, {v['pad']}, {v['warps']})"
     if v["kind"] == "shared" and v.get("pad"):
         return f"SharedPad({v['pad']}, {v['nb']}, {ORDERS[v['order']]})"
     kind = {"tile": "Tile", "shared": "Shared"}[v["kind"]]
@@ -33,8 +35,8 @@ def write(table: dict, chunks: dict, default_tile: dict, source: str, path=HEADE
            "// kTuned[dtype][op][n]: the variant each (dtype, op, n) runs (dtype 0 float32, 1 float64;",
            "// op in il::Op order: potrf, potrs, posv, trsm; n = 0 unused). kTunedChunk: the chunk the",
            "// tuner found fastest for posv (the Python layer's default). Full(order, warps),",
-           "// Tile(nb, order, warps), Shared(nb, order, warps), SharedPad(pad, nb, order): see",
-           "// interleaved_variants.h.",
+           "// Tile(nb, order, warps), Shared(nb, order, warps), SharedPad(pad, nb, order),",
+           "// Group(lanes, pad, warps): see interleaved_variants.h.",
            "#pragma once", "", '#include "cuda/interleaved_variants.h"', "",
            "namespace batchla {", "namespace il {", "",
            "constexpr Variant kTuned[2][kNumOps][kTunedMaxN + 1] = {"]

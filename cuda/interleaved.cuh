@@ -572,6 +572,15 @@ template <class Body>
 struct FixedWarpsOf<Body, decltype(void(Body::kFixedWarps))> {
   static constexpr int kValue = Body::kFixedWarps;
 };
+// Threads that share one matrix (1 but for kGroup).
+template <class Body, class = void>
+struct ThreadsPerMatrixOf {
+  static constexpr int kValue = 1;
+};
+template <class Body>
+struct ThreadsPerMatrixOf<Body, decltype(void(Body::kThreadsPerMatrix))> {
+  static constexpr int kValue = Body::kThreadsPerMatrix;
+};
 template <class Body, class = void>
 struct SharedBytesOf {
   static size_t Get(int, int) { return 0; }
@@ -584,15 +593,25 @@ struct SharedBytesOf<Body, decltype(void(Body::SharedBytes(0, 0)))> {
 // ================================ launch =====================================================
 template <typename T, class Body>
 __global__ void Kernel(Args<T> g) {
-  const int64_t total = g.chunks * g.c;
-  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
-       t += int64_t(gridDim.x) * blockDim.x)
-    Body::Run(g, t);
+  constexpr int kShare = ThreadsPerMatrixOf<Body>::kValue;
+  const int64_t total = g.chunks * g.c * kShare;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  if constexpr (kShare == 1) {
+    for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total; t += stride) Body::Run(g, t);
+  } else {
+    // Group bodies shuffle within their group: the loop runs warp by warp (blockDim % 32 == 0),
+    // and a last, partial warp (c not a multiple of 32: the batch-minor experiment's c = batch)
+    // names only its live groups in the shuffle mask (a group is all live or all dead).
+    for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t - threadIdx.x % 32 < total; t += stride) {
+      const unsigned live = __ballot_sync(0xffffffffu, t < total);
+      if (t < total) Body::Run(g, t, live);
+    }
+  }
 }
 
 template <typename T, class Body>
 cudaError_t Launch(cudaStream_t stream, const Args<T>& g, int warps) {
-  const int64_t total = g.chunks * g.c;
+  const int64_t total = g.chunks * g.c * ThreadsPerMatrixOf<Body>::kValue;
   if (total == 0) return cudaSuccess;
   const int threads = 32 * (FixedWarpsOf<Body>::kValue ? FixedWarpsOf<Body>::kValue : warps);
   const size_t smem = SharedBytesOf<Body>::Get(g.n, threads);

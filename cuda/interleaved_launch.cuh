@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "cuda/interleaved.cuh"
+#include "cuda/interleaved_group.cuh"
 #include "cuda/interleaved_tuning.h"
 
 namespace batchla {
@@ -59,8 +60,35 @@ cudaError_t LaunchRuntimeN(cudaStream_t stream, const Args<T>& g, const Variant&
   }
 }
 
+// Whether any n of the table runs the group shape (lanes, pad) for op: only those are instantiated.
+template <typename T>
+constexpr bool GroupUsed(Op op, int lanes, int pad) {
+  for (int n = 1; n <= kTunedMaxN; ++n) {
+    const Variant v = TunedVariant<T>(op, n);
+    if (v.kind == Kind::kGroup && v.nb == lanes && v.pad == pad) return true;
+  }
+  return false;
+}
+
+// Every group shape the table uses (pads are multiples of 4 up to kTunedMaxN), instantiated.
+template <typename T, Op OP, int I = 0>
+cudaError_t LaunchGroup(cudaStream_t stream, const Args<T>& g, const Variant& v) {
+  constexpr int kLaneCounts = sizeof(kGroupLanes) / sizeof(kGroupLanes[0]);
+  constexpr int kPadCount = kTunedMaxN / 4;
+  if constexpr (I == kLaneCounts * kPadCount) {
+    return cudaErrorInvalidValue;  // a table entry names a shape that does not exist
+  } else {
+    constexpr int kLanes = kGroupLanes[I / kPadCount];
+    constexpr int kPad = 4 * (I % kPadCount + 1);
+    if constexpr (kPad % kLanes == 0 && GroupUsed<T>(OP, kLanes, kPad)) {
+      if (v.nb == kLanes && v.pad == kPad) return Launch<T, GroupBody<T, OP, kPad, kLanes>>(stream, g, v.warps);
+    }
+    return LaunchGroup<T, OP, I + 1>(stream, g, v);
+  }
+}
+
 template <typename T, Op OP, int N = 1>
-cudaError_t LaunchTuned(cudaStream_t stream, const Args<T>& g) {
+cudaError_t LaunchFullOrRuntimeN(cudaStream_t stream, const Args<T>& g) {
   if constexpr (N > kMaxFullN) {
     return LaunchRuntimeN<T, OP>(stream, g, TunedVariant<T>(OP, g.n));
   } else {
@@ -68,8 +96,15 @@ cudaError_t LaunchTuned(cudaStream_t stream, const Args<T>& g) {
     if constexpr (v.kind == Kind::kFull) {
       if (g.n == N) return Launch<T, FullBody<T, OP, N, v.order>>(stream, g, v.warps);
     }
-    return LaunchTuned<T, OP, N + 1>(stream, g);
+    return LaunchFullOrRuntimeN<T, OP, N + 1>(stream, g);
   }
+}
+
+template <typename T, Op OP>
+cudaError_t LaunchTuned(cudaStream_t stream, const Args<T>& g) {
+  const Variant v = TunedVariant<T>(OP, g.n);
+  if (v.kind == Kind::kGroup) return LaunchGroup<T, OP>(stream, g, v);
+  return LaunchFullOrRuntimeN<T, OP>(stream, g);
 }
 
 }  // namespace il

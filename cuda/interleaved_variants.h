@@ -17,7 +17,10 @@ constexpr int kNumOps = 4;
 // kShared: as kTile, but the thread's triangle is first staged into shared memory with cp.async
 //        and factored/solved there in place: runtime n (pad 0), or compiled for a padded size
 //        pad >= n (every loop unrolled, constant shared-memory offsets, one warp per block).
-enum class Kind : int { kFull = 0, kTile = 1, kShared = 2 };
+// kGroup: nb = G lanes share one matrix (rows dealt round-robin, the triangle in their registers,
+//        shuffles within the group), compiled for the padded size pad = G Q and run for
+//        pad - G < n <= pad (interleaved_group.cuh).
+enum class Kind : int { kFull = 0, kTile = 1, kShared = 2, kGroup = 3 };
 
 // The factorization's loop order (the solves have one order each):
 // kRight: after each pivot update the whole trailing triangle (everything loaded up front);
@@ -30,9 +33,9 @@ enum class Order : int { kRight = 0, kLeft = 1, kTop = 2 };
 struct Variant {
   Kind kind;
   Order order;
-  int nb;     // tile size of kTile / kShared (unused by kFull)
+  int nb;     // tile size of kTile / kShared, lanes per matrix of kGroup (unused by kFull)
   int warps;  // warps per block
-  int pad;    // kShared: the compile-time padded size (0: runtime n)
+  int pad;    // kShared: the compile-time padded size (0: runtime n); kGroup: its padded size
 };
 
 // Largest n with a kFull variant in the library and in the tuner's search space.
@@ -47,6 +50,20 @@ constexpr int kTileSizes[] = {2, 4, 8};
 // Padded sizes the compiled kShared variants come in (the tuner tries the smallest pad >= n).
 constexpr int kSharedPads[] = {16, 20, 24, 28, 32, 40, 48};
 
+// kGroup shapes the tuner builds: G lanes per matrix, padded size pad = G Q, for every pad in
+// [kGroupMinPad, kTunedMaxN] whose lane triangle G Q (Q + 1) / 2 fits kGroupMaxRegs 32-bit
+// registers (past that ptxas spills; the tuner prunes what still does).
+constexpr int kGroupLanes[] = {4, 8, 16, 32};
+constexpr int kGroupMinPad = 12;
+constexpr int kGroupMaxRegs = 180;
+constexpr bool GroupShapeBuilt(int g, int pad, int word_bytes) {
+  const int q = pad / g;
+  return pad % g == 0 && pad >= kGroupMinPad && pad <= kTunedMaxN &&
+         g * q * (q + 1) / 2 * (word_bytes / 4) <= kGroupMaxRegs;
+}
+// The group shape's padded size for n: the smallest multiple of g that is >= n.
+constexpr int GroupPad(int g, int n) { return (n + g - 1) / g * g; }
+
 }  // namespace il
 }  // namespace batchla
 
@@ -59,6 +76,9 @@ constexpr Variant Tile(int nb, Order order, int warps) { return Variant{Kind::kT
 constexpr Variant Shared(int nb, Order order, int warps) { return Variant{Kind::kShared, order, nb, warps, 0}; }
 constexpr Variant SharedPad(int pad, int nb, Order order) {
   return Variant{Kind::kShared, order, nb, 1, pad};
+}
+constexpr Variant Group(int lanes, int pad, int warps) {
+  return Variant{Kind::kGroup, Order::kRight, lanes, warps, pad};
 }
 
 }  // namespace il

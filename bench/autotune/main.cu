@@ -9,6 +9,7 @@
 // of (1) with 1, 2, 4, 8 warps; (3) the best of (2) at c = 32..512: that chunk becomes the
 // layout's default for n. Then potrf, potrs, trsm: steps (1) and (2) at that chunk.
 // Usage: autotune_il --dtypes f32,f64 --ops posv,potrf,potrs,trsm --nmin 1 --nmax 64 --bytes B
+//                    [--kinds full,tile,shared,group]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -30,7 +31,7 @@ constexpr int kMinWarpsPerSMShared = 1;
 constexpr int kReps = 7;
 const char* kOpNames[] = {"potrf", "potrs", "posv", "trsm"};
 const char* kOrderNames[] = {"right", "left", "top"};
-const char* kKindNames[] = {"full", "tile", "shared"};
+const char* kKindNames[] = {"full", "tile", "shared", "group"};
 
 // Deterministic test data, the same on host and device: matrix m's symmetric (i, j) entry in
 // [-1, 1), diagonal n + 1 (diagonally dominant, so SPD and well conditioned; its lower
@@ -145,6 +146,7 @@ struct Timing {
 };
 
 int g_sms = 0;
+std::string g_kinds;  // --kinds: only these kinds are timed (empty: all)
 
 // Why a variant cannot win (nullptr if it may): spills, shared memory, too few resident warps.
 const char* Pruned(const Entry& e, int n, int warps, int* regs, int* local) {
@@ -153,7 +155,7 @@ const char* Pruned(const Entry& e, int n, int warps, int* regs, int* local) {
   *regs = attr.numRegs;
   *local = int(attr.localSizeBytes);
   if (attr.localSizeBytes > 0) return "spills";
-  const size_t smem = e.shared_bytes(n, 32 * (e.pad ? 1 : warps));
+  const size_t smem = e.shared_bytes(n, 32 * (e.pad && e.kind == Kind::kShared ? 1 : warps));
   if (smem > size_t(kSharedPortableBytes)) return "shared memory";
   if (smem > 48 * 1024)
     CK(cudaFuncSetAttribute(e.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -165,7 +167,8 @@ const char* Pruned(const Entry& e, int n, int warps, int* regs, int* local) {
 
 template <typename T>
 Timing TimeOne(const Entry& e, Op op, Problem<T>& p, int warps, const char* stage) {
-  if (e.pad) warps = 1;  // compiled for one warp per block
+  const bool one_warp = e.pad && e.kind == Kind::kShared;  // padded shared: compiled for one warp
+  if (one_warp) warps = 1;
   int regs = 0, local = 0;
   const char* why = Pruned(e, p.n, warps, &regs, &local);
   const char* dt = sizeof(T) == 4 ? "float32" : "float64";
@@ -224,7 +227,9 @@ Timing Search(Op op, Problem<T>& p, const std::vector<int64_t>& chunks, int dtyp
   Timing best;
   for (const Entry& e : iltune::Registry()) {  // (1) kinds, orders, tiles
     if (e.op != int(op) || e.dtype != dtype || (e.kind == Kind::kFull && e.n != p.n)) continue;
-    if (e.pad && e.pad != SmallestPad(p.n)) continue;
+    if (e.kind == Kind::kShared && e.pad && e.pad != SmallestPad(p.n)) continue;
+    if (e.kind == Kind::kGroup && e.pad != GroupPad(e.nb, p.n)) continue;
+    if (!g_kinds.empty() && g_kinds.find(kKindNames[int(e.kind)]) == std::string::npos) continue;
     Timing t = TimeOne<T>(e, op, p, 2, "variant");
     if (e.kind == Kind::kShared && !(t.seconds < INFINITY))  // may fit one warp per block only
       t = TimeOne<T>(e, op, p, 1, "variant");
@@ -232,7 +237,7 @@ Timing Search(Op op, Problem<T>& p, const std::vector<int64_t>& chunks, int dtyp
   }
   if (!best.e) return best;
   for (int w : {1, 4, 8}) {  // (2) warps per block
-    if (best.e->pad) break;
+    if (best.e->pad && best.e->kind == Kind::kShared) break;
     const Timing t = TimeOne<T>(*best.e, op, p, w, "warps");
     if (t.seconds < best.seconds) best = t;
   }
@@ -277,7 +282,7 @@ void TuneDtype(const std::vector<Op>& ops, int nmin, int nmax, int64_t bytes) {
                   "\"batch\": %lld}\n",
                   kOpNames[int(op)], dtype ? "float64" : "float32", n,
                   kKindNames[int(best.e->kind)], kOrderNames[int(best.e->order)], best.e->nb,
-                  best.e->pad ? 1 : best.warps, best.e->pad, (long long)best.c, best.seconds, (long long)p.batch);
+                  best.e->pad && best.e->kind == Kind::kShared ? 1 : best.warps, best.e->pad, (long long)best.c, best.seconds, (long long)p.batch);
       std::fflush(stdout);
     }
     cudaFree(p.buf.a);
@@ -301,6 +306,7 @@ int main(int argc, char** argv) {
     else if (k == "--nmin") nmin = std::stoi(v);
     else if (k == "--nmax") nmax = std::stoi(v);
     else if (k == "--bytes") bytes = std::stoll(v);
+    else if (k == "--kinds") g_kinds = v;
   }
   CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
   std::vector<Op> op_list;

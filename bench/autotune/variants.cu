@@ -1,9 +1,11 @@
 // The whole search space of one (dtype, op) of the interleaved solvers, registered with the
 // autotuner. Compiled once per pair and part (the unrolled padded kernels are slow to compile,
 // so they are spread over parts that build in parallel): -DIL_DTYPE=float|double -DIL_OP=0..3
-// (il::Op) -DIL_PART=0 (register, tile, runtime-n shared), 1 (pads <= 28), 2 (pads >= 32).
+// (il::Op) -DIL_PART=0 (register, tile, runtime-n shared), 1 (pads <= 28), 2 (pads >= 32),
+// 3 (lane groups).
 #include "bench/autotune/registry.h"
 #include "cuda/interleaved.cuh"
+#include "cuda/interleaved_group.cuh"
 
 namespace {
 
@@ -80,7 +82,22 @@ void AddPadded() {
   }
 }
 
-[[maybe_unused]] const bool registered =
-    IL_PART == 0 ? (AddFull<1>(), AddTiles(), true) : (AddPadded(), true);
+// Lane groups: every (G, pad) shape GroupShapeBuilt admits.
+template <int I = 0>
+void AddGroups() {
+  constexpr int kLaneCounts = int(sizeof(kGroupLanes) / sizeof(kGroupLanes[0]));
+  constexpr int kPadCount = kTunedMaxN / 4;
+  if constexpr (I < kLaneCounts * kPadCount) {
+    constexpr int kLanes = kGroupLanes[I / kPadCount];
+    constexpr int kPad = 4 * (I % kPadCount + 1);
+    if constexpr (GroupShapeBuilt(kLanes, kPad, int(sizeof(T))))
+      Add<GroupBody<T, kOp, kPad, kLanes>>(Kind::kGroup, Order::kRight, kLanes, 0, kPad);
+    AddGroups<I + 1>();
+  }
+}
+
+[[maybe_unused]] const bool registered = IL_PART == 0   ? (AddFull<1>(), AddTiles(), true)
+                                         : IL_PART == 3 ? (AddGroups(), true)
+                                                        : (AddPadded(), true);
 
 }  // namespace

@@ -1,0 +1,165 @@
+// Interleaved-layout Cholesky solvers, G LANES PER MATRIX (Kind::kGroup; issue 6, n ~ 15..64).
+//
+// One thread per matrix (interleaved.cuh) runs out of registers past n ~ 20 and becomes a long
+// serial chain with few warps per SM. Here G consecutive lanes share one matrix, so a warp holds
+// 32 / G consecutive matrices of a chunk: every load or store instruction touches G rows of those
+// matrices, and each row is 32 / G consecutive words (a whole 32 B sector for f32 G = 4, f64
+// G = 4). Row i belongs to lane i % G of the group, as its row q = i / G; the lane keeps columns
+// [0, (q + 1) G) of it, so every register index is a compile-time constant whichever lane it is
+// (entries right of the diagonal are never read as results).
+//
+// Compiled for a padded size NP = G Q (every loop unrolled) and run for any n in (NP - G, NP]:
+// rows and columns n..NP-1 are the identity, which the factorization and the solves keep exact
+// (pivots 1, zero off-diagonal), so no step tests n.
+#pragma once
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+#include "cuda/interleaved.cuh"
+
+namespace batchla {
+namespace il {
+
+template <typename T, Op OP, int NP, int G>
+struct GroupBody {
+  static_assert(32 % G == 0 && NP % G == 0, "a group divides the warp and the padded size");
+  static constexpr int kThreadsPerMatrix = G;
+  static constexpr int kQ = NP / G;  // rows per lane
+
+  // Element (row q of this lane, column s) is kept for s < kCols(q).
+  static constexpr int kCols(int q) { return (q + 1) * G; }
+
+  // The lower triangle of the padded matrix: a's (i, s) for s <= i < n, identity past n.
+  static __device__ __forceinline__ void LoadTriangle(T (&l)[kQ][NP], const InputLower<T>& a, int sub, int n,
+                                                      bool unit) {
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      const int i = q * G + sub;
+#pragma unroll
+      for (int s = 0; s < kCols(q); ++s)
+        l[q][s] = (s == i && (unit || i >= n)) ? T(1) : (s <= i && i < n) ? a(i, s) : T(0);
+    }
+  }
+
+  // Right-looking Cholesky in place; rinv[q] = 1 / L(i, i) of the lane's rows. Returns LAPACK's
+  // info (the first pivot that is not > 0, NaN included); the caller NaNs the whole result.
+  static __device__ __forceinline__ int Factor(T (&l)[kQ][NP], T (&rinv)[kQ], int sub, unsigned mask) {
+    int info = 0;
+#pragma unroll
+    for (int k = 0; k < NP; ++k) {
+      const int qk = k / G, owner = k % G;
+      T d = __shfl_sync(mask, l[qk][k], owner, G);
+      T r;
+      Pivot(d, r, k, info);
+      if (sub == owner) rinv[qk] = r;
+#pragma unroll
+      for (int q = qk; q < kQ; ++q) l[q][k] = (q == qk && sub == owner) ? d : l[q][k] * r;
+#pragma unroll
+      for (int j = k + 1; j < NP; ++j) {
+        const T ljk = __shfl_sync(mask, l[j / G][k], j % G, G);
+#pragma unroll
+        for (int q = j / G; q < kQ; ++q) l[q][j] -= l[q][k] * ljk;
+      }
+    }
+    return info;
+  }
+
+  // y := L⁻¹ y (column-oriented: x_k is broadcast, every lane updates its rows below k).
+  static __device__ __forceinline__ void Forward(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub, unsigned mask) {
+#pragma unroll
+    for (int k = 0; k < NP; ++k) {
+      const int qk = k / G, owner = k % G;
+      const T xk = __shfl_sync(mask, y[qk] * rinv[qk], owner, G);
+      if (sub == owner) y[qk] = xk;
+#pragma unroll
+      for (int q = qk; q < kQ; ++q)
+        if (q > qk || sub > owner) y[q] -= l[q][k] * xk;
+    }
+  }
+
+  // y := L⁻ᵀ y (row-oriented: x_k = (y_k - Σ_{i>k} L(i, k) x_i) / L(k, k), the sum reduced over
+  // the group; only the owner of row k keeps the result).
+  static __device__ __forceinline__ void BackwardT(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub, unsigned mask) {
+#pragma unroll
+    for (int k = NP - 1; k >= 0; --k) {
+      const int qk = k / G, owner = k % G;
+      T p = T(0);
+#pragma unroll
+      for (int q = qk; q < kQ; ++q)
+        if (q > qk || sub > owner) p += l[q][k] * y[q];
+#pragma unroll
+      for (int w = G / 2; w > 0; w /= 2) p += __shfl_xor_sync(mask, p, w, G);
+      if (sub == owner) y[qk] = (y[qk] - p) * rinv[qk];
+    }
+  }
+
+  // 1 / L(i, i) of the lane's rows of a given factor (the diagonal column depends on the lane).
+  static __device__ __forceinline__ void DiagonalInverse(const T (&l)[kQ][NP], T (&rinv)[kQ], int sub, bool unit) {
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      T d = T(1);
+#pragma unroll
+      for (int s = 0; s < G; ++s)
+        if (sub == s) d = l[q][q * G + s];
+      rinv[q] = unit ? T(1) : T(1) / d;
+    }
+  }
+
+  static __device__ __forceinline__ void Run(const Args<T>& g, int64_t t, unsigned mask) {
+    const int sub = int(t % G);
+    const int64_t m = t / G, chunk = m / g.c, lane = m % g.c;
+    const int n = g.n;
+    const InputLower<T> a{g.a + chunk * int64_t(n) * n * g.c + lane, g.c, n, g.mode};
+    const bool unit = OP == Op::kTrsm && g.unit;
+    T l[kQ][NP], rinv[kQ];
+    int info = 0;
+    LoadTriangle(l, a, sub, n, unit);
+    if constexpr (OP == Op::kPotrf || OP == Op::kPosv) info = Factor(l, rinv, sub, mask);
+    else DiagonalInverse(l, rinv, sub, unit);
+
+    if constexpr (OP == Op::kPotrf) {
+      T* out = g.out + chunk * int64_t(n) * n * g.c + lane;
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const int i = q * G + sub;
+        if (i >= n) break;
+#pragma unroll
+        for (int s = 0; s < NP; ++s) {
+          if (s >= n) break;
+          T v = T(0);
+          if (s < kCols(q) && s <= i) v = info ? Scalar<T>::NaN() : l[q][s];
+          out[(int64_t(i) * n + s) * g.c] = v;
+        }
+      }
+      if (sub == 0) g.info[m] = info;
+      return;
+    }
+    // trsm solves forward when op(A) is lower: A lower and not transposed, or upper transposed.
+    const bool forward = OP != Op::kTrsm || ((g.mode == kReadLower) != g.trans);
+    const bool backward = OP != Op::kTrsm || !forward;
+    const T* b = g.b + chunk * int64_t(n) * g.k * g.c + lane;
+    T* x = g.out + chunk * int64_t(n) * g.k * g.c + lane;
+    const int64_t row = int64_t(g.k) * g.c;
+    for (int col = 0; col < g.k; ++col) {
+      T y[kQ];
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const int i = q * G + sub;
+        y[q] = i < n ? __ldg(b + i * row + col * g.c) : T(0);
+      }
+      if (forward) Forward(l, rinv, y, sub, mask);
+      if (backward) BackwardT(l, rinv, y, sub, mask);
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const int i = q * G + sub;
+        if (i < n) x[i * row + col * g.c] = info ? Scalar<T>::NaN() : y[q];
+      }
+    }
+    if constexpr (OP == Op::kPosv)
+      if (sub == 0) g.info[m] = info;
+  }
+};
+
+}  // namespace il
+}  // namespace batchla
