@@ -599,12 +599,15 @@ __global__ void Kernel(Args<T> g) {
   if constexpr (kShare == 1) {
     for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total; t += stride) Body::Run(g, t);
   } else {
-    // Group bodies shuffle within their group: the loop runs warp by warp (blockDim % 32 == 0),
-    // and a last, partial warp (c not a multiple of 32: the batch-minor experiment's c = batch)
-    // names only its live groups in the shuffle mask (a group is all live or all dead).
-    for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t - threadIdx.x % 32 < total; t += stride) {
-      const unsigned live = __ballot_sync(0xffffffffu, t < total);
-      if (t < total) Body::Run(g, t, live);
+    // Group bodies shuffle with the full-warp mask, so every lane of a block runs the body while
+    // the block has work: the loop condition is block-uniform (if ptxas cannot prove the lanes
+    // converged it wraps every shuffle in a WARPSYNC / ENDCOLLECTIVE loop, ~10x slower). Past the
+    // end (c not a multiple of 32: the batch-minor experiment's c = batch) a group redoes
+    // matrix 0 and stores nothing.
+    for (int64_t base = int64_t(blockIdx.x) * blockDim.x; base < total; base += stride) {
+      const int64_t t = base + threadIdx.x;
+      const bool live = t < total;
+      Body::Run(g, live ? t : t % kShare, live);
     }
   }
 }

@@ -26,6 +26,7 @@ struct GroupBody {
   static_assert(32 % G == 0 && NP % G == 0, "a group divides the warp and the padded size");
   static constexpr int kThreadsPerMatrix = G;
   static constexpr int kQ = NP / G;  // rows per lane
+  static constexpr unsigned kAll = 0xffffffffu;  // every lane runs the body (il::Kernel)
 
   // Element (row q of this lane, column s) is kept for s < kCols(q).
   static constexpr int kCols(int q) { return (q + 1) * G; }
@@ -44,12 +45,12 @@ struct GroupBody {
 
   // Right-looking Cholesky in place; rinv[q] = 1 / L(i, i) of the lane's rows. Returns LAPACK's
   // info (the first pivot that is not > 0, NaN included); the caller NaNs the whole result.
-  static __device__ __forceinline__ int Factor(T (&l)[kQ][NP], T (&rinv)[kQ], int sub, unsigned mask) {
+  static __device__ __forceinline__ int Factor(T (&l)[kQ][NP], T (&rinv)[kQ], int sub) {
     int info = 0;
 #pragma unroll
     for (int k = 0; k < NP; ++k) {
       const int qk = k / G, owner = k % G;
-      T d = __shfl_sync(mask, l[qk][k], owner, G);
+      T d = __shfl_sync(kAll, l[qk][k], owner, G);
       T r;
       Pivot(d, r, k, info);
       if (sub == owner) rinv[qk] = r;
@@ -57,7 +58,7 @@ struct GroupBody {
       for (int q = qk; q < kQ; ++q) l[q][k] = (q == qk && sub == owner) ? d : l[q][k] * r;
 #pragma unroll
       for (int j = k + 1; j < NP; ++j) {
-        const T ljk = __shfl_sync(mask, l[j / G][k], j % G, G);
+        const T ljk = __shfl_sync(kAll, l[j / G][k], j % G, G);
 #pragma unroll
         for (int q = j / G; q < kQ; ++q) l[q][j] -= l[q][k] * ljk;
       }
@@ -66,11 +67,11 @@ struct GroupBody {
   }
 
   // y := L⁻¹ y (column-oriented: x_k is broadcast, every lane updates its rows below k).
-  static __device__ __forceinline__ void Forward(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub, unsigned mask) {
+  static __device__ __forceinline__ void Forward(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub) {
 #pragma unroll
     for (int k = 0; k < NP; ++k) {
       const int qk = k / G, owner = k % G;
-      const T xk = __shfl_sync(mask, y[qk] * rinv[qk], owner, G);
+      const T xk = __shfl_sync(kAll, y[qk] * rinv[qk], owner, G);
       if (sub == owner) y[qk] = xk;
 #pragma unroll
       for (int q = qk; q < kQ; ++q)
@@ -80,7 +81,7 @@ struct GroupBody {
 
   // y := L⁻ᵀ y (row-oriented: x_k = (y_k - Σ_{i>k} L(i, k) x_i) / L(k, k), the sum reduced over
   // the group; only the owner of row k keeps the result).
-  static __device__ __forceinline__ void BackwardT(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub, unsigned mask) {
+  static __device__ __forceinline__ void BackwardT(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub) {
 #pragma unroll
     for (int k = NP - 1; k >= 0; --k) {
       const int qk = k / G, owner = k % G;
@@ -89,7 +90,7 @@ struct GroupBody {
       for (int q = qk; q < kQ; ++q)
         if (q > qk || sub > owner) p += l[q][k] * y[q];
 #pragma unroll
-      for (int w = G / 2; w > 0; w /= 2) p += __shfl_xor_sync(mask, p, w, G);
+      for (int w = G / 2; w > 0; w /= 2) p += __shfl_xor_sync(kAll, p, w, G);
       if (sub == owner) y[qk] = (y[qk] - p) * rinv[qk];
     }
   }
@@ -106,7 +107,7 @@ struct GroupBody {
     }
   }
 
-  static __device__ __forceinline__ void Run(const Args<T>& g, int64_t t, unsigned mask) {
+  static __device__ __forceinline__ void Run(const Args<T>& g, int64_t t, bool live) {
     const int sub = int(t % G);
     const int64_t m = t / G, chunk = m / g.c, lane = m % g.c;
     const int n = g.n;
@@ -115,7 +116,7 @@ struct GroupBody {
     T l[kQ][NP], rinv[kQ];
     int info = 0;
     LoadTriangle(l, a, sub, n, unit);
-    if constexpr (OP == Op::kPotrf || OP == Op::kPosv) info = Factor(l, rinv, sub, mask);
+    if constexpr (OP == Op::kPotrf || OP == Op::kPosv) info = Factor(l, rinv, sub);
     else DiagonalInverse(l, rinv, sub, unit);
 
     if constexpr (OP == Op::kPotrf) {
@@ -129,10 +130,10 @@ struct GroupBody {
           if (s >= n) break;
           T v = T(0);
           if (s < kCols(q) && s <= i) v = info ? Scalar<T>::NaN() : l[q][s];
-          out[(int64_t(i) * n + s) * g.c] = v;
+          if (live) out[(int64_t(i) * n + s) * g.c] = v;
         }
       }
-      if (sub == 0) g.info[m] = info;
+      if (live && sub == 0) g.info[m] = info;
       return;
     }
     // trsm solves forward when op(A) is lower: A lower and not transposed, or upper transposed.
@@ -148,16 +149,16 @@ struct GroupBody {
         const int i = q * G + sub;
         y[q] = i < n ? __ldg(b + i * row + col * g.c) : T(0);
       }
-      if (forward) Forward(l, rinv, y, sub, mask);
-      if (backward) BackwardT(l, rinv, y, sub, mask);
+      if (forward) Forward(l, rinv, y, sub);
+      if (backward) BackwardT(l, rinv, y, sub);
 #pragma unroll
       for (int q = 0; q < kQ; ++q) {
         const int i = q * G + sub;
-        if (i < n) x[i * row + col * g.c] = info ? Scalar<T>::NaN() : y[q];
+        if (live && i < n) x[i * row + col * g.c] = info ? Scalar<T>::NaN() : y[q];
       }
     }
     if constexpr (OP == Op::kPosv)
-      if (sub == 0) g.info[m] = info;
+      if (live && sub == 0) g.info[m] = info;
   }
 };
 

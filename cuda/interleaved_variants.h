@@ -55,7 +55,7 @@ constexpr int kSharedPads[] = {16, 20, 24, 28, 32, 40, 48};
 // registers (past that ptxas spills; the tuner prunes what still does).
 constexpr int kGroupLanes[] = {4, 8, 16, 32};
 constexpr int kGroupMinPad = 12;
-constexpr int kGroupMaxRegs = 180;
+constexpr int kGroupMaxRegs = 200;
 constexpr bool GroupShapeBuilt(int g, int pad, int word_bytes) {
   const int q = pad / g;
   return pad % g == 0 && pad >= kGroupMinPad && pad <= kTunedMaxN &&
