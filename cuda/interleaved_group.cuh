@@ -32,14 +32,27 @@ struct GroupBody {
   static constexpr int kCols(int q) { return (q + 1) * G; }
 
   // The lower triangle of the padded matrix: a's (i, s) for s <= i < n, identity past n.
-  static __device__ __forceinline__ void LoadTriangle(T (&l)[kQ][NP], const InputLower<T>& a, int sub, int n,
-                                                      bool unit) {
+  // Branch-free: every element is one load from a clamped, always valid address (row n - 1,
+  // column min(s, i): L1 hits) and a select. Predicated loads compiled to one branch each, and
+  // a predicated-off consumer (symmetrize's add) still waited for its load: every load became
+  // a full memory round trip (SASS of the first version).
+  template <bool SYM>
+  static __device__ __forceinline__ void LoadTriangle(T (&l)[kQ][NP], const T* p, int64_t rs, int64_t cs,
+                                                      int sub, int n, bool unit) {
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
       const int i = q * G + sub;
+      const bool real = i < n;
+      const int ir = real ? i : n - 1;
+      const T* row = p + ir * rs;  // (ir, s) at row + s * cs; (s, ir) at col + s * rs
+      const T* col = p + ir * cs;
 #pragma unroll
-      for (int s = 0; s < kCols(q); ++s)
-        l[q][s] = (s == i && (unit || i >= n)) ? T(1) : (s <= i && i < n) ? a(i, s) : T(0);
+      for (int s = 0; s < kCols(q); ++s) {
+        const int sc = s < ir ? s : ir;
+        T v = __ldg(row + sc * cs);
+        if constexpr (SYM) v = (v + __ldg(col + sc * rs)) * T(0.5);
+        l[q][s] = (s == i && (unit || !real)) ? T(1) : (s <= i && real) ? v : T(0);
+      }
     }
   }
 
@@ -111,11 +124,15 @@ struct GroupBody {
     const int sub = int(t % G);
     const int64_t m = t / G, chunk = m / g.c, lane = m % g.c;
     const int n = g.n;
-    const InputLower<T> a{g.a + chunk * int64_t(n) * n * g.c + lane, g.c, n, g.mode};
+    const T* a = g.a + chunk * int64_t(n) * n * g.c + lane;
+    // (r, s) of the triangle the op works with sits at a + r * rs + s * cs (upper: swapped).
+    const int64_t rs = g.mode == kReadUpper ? g.c : int64_t(n) * g.c;
+    const int64_t cs = g.mode == kReadUpper ? int64_t(n) * g.c : g.c;
     const bool unit = OP == Op::kTrsm && g.unit;
     T l[kQ][NP], rinv[kQ];
     int info = 0;
-    LoadTriangle(l, a, sub, n, unit);
+    if (OP == Op::kPotrf && g.mode == kSymmetrize) LoadTriangle<true>(l, a, rs, cs, sub, n, unit);
+    else LoadTriangle<false>(l, a, rs, cs, sub, n, unit);
     if constexpr (OP == Op::kPotrf || OP == Op::kPosv) info = Factor(l, rinv, sub);
     else DiagonalInverse(l, rinv, sub, unit);
 
@@ -147,7 +164,8 @@ struct GroupBody {
 #pragma unroll
       for (int q = 0; q < kQ; ++q) {
         const int i = q * G + sub;
-        y[q] = i < n ? __ldg(b + i * row + col * g.c) : T(0);
+        const T v = __ldg(b + (i < n ? i : n - 1) * row + col * g.c);  // clamped: no branch
+        y[q] = i < n ? v : T(0);
       }
       if (forward) Forward(l, rinv, y, sub);
       if (backward) BackwardT(l, rinv, y, sub);
