@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <cuda_runtime.h>
 
 #include "cuda/interleaved.cuh"
@@ -56,19 +57,47 @@ struct GroupBody {
     }
   }
 
+  // Step k's pivot: d -> sqrt(d), r = 1 / sqrt(d), info as il::Pivot. float: rsqrt and one
+  // Newton step (~1 ulp) instead of IEEE sqrt and divide, whose range checks sit on every
+  // step's dependency chain; a pivot that is not > 0 still sets info (and gives NaN).
+  static __device__ __forceinline__ void StepPivot(T& d, T& r, int k, int& info) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (!(d > 0.f) && info == 0) info = k + 1;
+      float y = rsqrtf(d);
+      y *= fmaf(-0.5f * d, y * y, 1.5f);
+      r = y;
+      d *= y;
+    } else {
+      Pivot(d, r, k, info);
+    }
+  }
+
+  // One column step of y := L⁻¹ y: x_k (known to every lane) becomes the owner's y_k, and each
+  // lane updates its rows below k.
+  static __device__ __forceinline__ void Eliminate(const T (&l)[kQ][NP], T (&y)[kQ], int k, T xk, int sub) {
+    const int qk = k / G, owner = k % G;
+    if (sub == owner) y[qk] = xk;
+#pragma unroll
+    for (int q = qk; q < kQ; ++q)
+      if (q > qk || sub > owner) y[q] -= l[q][k] * xk;
+  }
+
   // Right-looking Cholesky in place; rinv[q] = 1 / L(i, i) of the lane's rows. Returns LAPACK's
   // info (the first pivot that is not > 0, NaN included); the caller NaNs the whole result.
-  static __device__ __forceinline__ int Factor(T (&l)[kQ][NP], T (&rinv)[kQ], int sub) {
+  // RHS: y := L⁻¹ y on the way (posv's first column), off the solve's own dependency chain.
+  template <bool RHS>
+  static __device__ __forceinline__ int Factor(T (&l)[kQ][NP], T (&rinv)[kQ], T (&y)[kQ], int sub) {
     int info = 0;
 #pragma unroll
     for (int k = 0; k < NP; ++k) {
       const int qk = k / G, owner = k % G;
       T d = __shfl_sync(kAll, l[qk][k], owner, G);
       T r;
-      Pivot(d, r, k, info);
+      StepPivot(d, r, k, info);
       if (sub == owner) rinv[qk] = r;
 #pragma unroll
       for (int q = qk; q < kQ; ++q) l[q][k] = (q == qk && sub == owner) ? d : l[q][k] * r;
+      if constexpr (RHS) Eliminate(l, y, k, __shfl_sync(kAll, y[qk], owner, G) * r, sub);
 #pragma unroll
       for (int j = k + 1; j < NP; ++j) {
         const T ljk = __shfl_sync(kAll, l[j / G][k], j % G, G);
@@ -82,14 +111,8 @@ struct GroupBody {
   // y := L⁻¹ y (column-oriented: x_k is broadcast, every lane updates its rows below k).
   static __device__ __forceinline__ void Forward(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub) {
 #pragma unroll
-    for (int k = 0; k < NP; ++k) {
-      const int qk = k / G, owner = k % G;
-      const T xk = __shfl_sync(kAll, y[qk] * rinv[qk], owner, G);
-      if (sub == owner) y[qk] = xk;
-#pragma unroll
-      for (int q = qk; q < kQ; ++q)
-        if (q > qk || sub > owner) y[q] -= l[q][k] * xk;
-    }
+    for (int k = 0; k < NP; ++k)
+      Eliminate(l, y, k, __shfl_sync(kAll, y[k / G] * rinv[k / G], k % G, G), sub);
   }
 
   // y := L⁻ᵀ y (row-oriented: x_k = (y_k - Σ_{i>k} L(i, k) x_i) / L(k, k), the sum reduced over
@@ -129,12 +152,29 @@ struct GroupBody {
     const int64_t rs = g.mode == kReadUpper ? g.c : int64_t(n) * g.c;
     const int64_t cs = g.mode == kReadUpper ? int64_t(n) * g.c : g.c;
     const bool unit = OP == Op::kTrsm && g.unit;
-    T l[kQ][NP], rinv[kQ];
+    T l[kQ][NP], rinv[kQ], y[kQ];
     int info = 0;
     if (OP == Op::kPotrf && g.mode == kSymmetrize) LoadTriangle<true>(l, a, rs, cs, sub, n, unit);
     else LoadTriangle<false>(l, a, rs, cs, sub, n, unit);
-    if constexpr (OP == Op::kPotrf || OP == Op::kPosv) info = Factor(l, rinv, sub);
-    else DiagonalInverse(l, rinv, sub, unit);
+    // right-hand sides: (chunks, n, k, c); column col of row i at b + i * row + col * c
+    const T* b = g.b + chunk * int64_t(n) * g.k * g.c + lane;
+    const int64_t row = int64_t(g.k) * g.c;
+    auto load_rhs = [&](int col) {
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const int i = q * G + sub;
+        const T v = __ldg(b + (i < n ? i : n - 1) * row + col * g.c);  // clamped: no branch
+        y[q] = i < n ? v : T(0);
+      }
+    };
+    if constexpr (OP == Op::kPosv) {
+      load_rhs(0);
+      info = Factor<true>(l, rinv, y, sub);
+    } else if constexpr (OP == Op::kPotrf) {
+      info = Factor<false>(l, rinv, y, sub);
+    } else {
+      DiagonalInverse(l, rinv, sub, unit);
+    }
 
     if constexpr (OP == Op::kPotrf) {
       T* out = g.out + chunk * int64_t(n) * n * g.c + lane;
@@ -156,18 +196,11 @@ struct GroupBody {
     // trsm solves forward when op(A) is lower: A lower and not transposed, or upper transposed.
     const bool forward = OP != Op::kTrsm || ((g.mode == kReadLower) != g.trans);
     const bool backward = OP != Op::kTrsm || !forward;
-    const T* b = g.b + chunk * int64_t(n) * g.k * g.c + lane;
     T* x = g.out + chunk * int64_t(n) * g.k * g.c + lane;
-    const int64_t row = int64_t(g.k) * g.c;
     for (int col = 0; col < g.k; ++col) {
-      T y[kQ];
-#pragma unroll
-      for (int q = 0; q < kQ; ++q) {
-        const int i = q * G + sub;
-        const T v = __ldg(b + (i < n ? i : n - 1) * row + col * g.c);  // clamped: no branch
-        y[q] = i < n ? v : T(0);
-      }
-      if (forward) Forward(l, rinv, y, sub);
+      const bool forward_done = OP == Op::kPosv && col == 0;  // in the factor
+      if (!forward_done) load_rhs(col);
+      if (forward && !forward_done) Forward(l, rinv, y, sub);
       if (backward) BackwardT(l, rinv, y, sub);
 #pragma unroll
       for (int q = 0; q < kQ; ++q) {
