@@ -22,7 +22,9 @@
 namespace batchla {
 namespace il {
 
-template <typename T, Op OP, int NP, int G>
+// FOLD (posv only; the variant's order kRight): the first right-hand side is eliminated inside
+// the factor, off the solve's dependency chain, at the price of kQ registers live throughout.
+template <typename T, Op OP, int NP, int G, bool FOLD = true>
 struct GroupBody {
   static_assert(32 % G == 0 && NP % G == 0, "a group divides the warp and the padded size");
   static constexpr int kThreadsPerMatrix = G;
@@ -167,10 +169,10 @@ struct GroupBody {
         y[q] = i < n ? v : T(0);
       }
     };
-    if constexpr (OP == Op::kPosv) {
+    if constexpr (OP == Op::kPosv && FOLD) {
       load_rhs(0);
       info = Factor<true>(l, rinv, y, sub);
-    } else if constexpr (OP == Op::kPotrf) {
+    } else if constexpr (OP == Op::kPotrf || OP == Op::kPosv) {
       info = Factor<false>(l, rinv, y, sub);
     } else {
       DiagonalInverse(l, rinv, sub, unit);
@@ -198,7 +200,7 @@ struct GroupBody {
     const bool backward = OP != Op::kTrsm || !forward;
     T* x = g.out + chunk * int64_t(n) * g.k * g.c + lane;
     for (int col = 0; col < g.k; ++col) {
-      const bool forward_done = OP == Op::kPosv && col == 0;  // in the factor
+      const bool forward_done = OP == Op::kPosv && FOLD && col == 0;  // in the factor
       if (!forward_done) load_rhs(col);
       if (forward && !forward_done) Forward(l, rinv, y, sub);
       if (backward) BackwardT(l, rinv, y, sub);

@@ -60,28 +60,32 @@ cudaError_t LaunchRuntimeN(cudaStream_t stream, const Args<T>& g, const Variant&
   }
 }
 
-// Whether any n of the table runs the group shape (lanes, pad) for op: only those are instantiated.
+// Whether any n of the table runs the group shape (lanes, pad, order) for op: only those are
+// instantiated.
 template <typename T>
-constexpr bool GroupUsed(Op op, int lanes, int pad) {
+constexpr bool GroupUsed(Op op, int lanes, int pad, Order order) {
   for (int n = 1; n <= kTunedMaxN; ++n) {
     const Variant v = TunedVariant<T>(op, n);
-    if (v.kind == Kind::kGroup && v.nb == lanes && v.pad == pad) return true;
+    if (v.kind == Kind::kGroup && v.nb == lanes && v.pad == pad && v.order == order) return true;
   }
   return false;
 }
 
-// Every group shape the table uses (pads are multiples of 4 up to kTunedMaxN), instantiated.
+// Every group shape the table uses (pads are multiples of 4 up to kTunedMaxN; kRight folds
+// posv's first right-hand side into the factor, kLeft does not), instantiated.
 template <typename T, Op OP, int I = 0>
 cudaError_t LaunchGroup(cudaStream_t stream, const Args<T>& g, const Variant& v) {
   constexpr int kLaneCounts = sizeof(kGroupLanes) / sizeof(kGroupLanes[0]);
   constexpr int kPadCount = kTunedMaxN / 4;
-  if constexpr (I == kLaneCounts * kPadCount) {
+  if constexpr (I == kLaneCounts * kPadCount * 2) {
     return cudaErrorInvalidValue;  // a table entry names a shape that does not exist
   } else {
-    constexpr int kLanes = kGroupLanes[I / kPadCount];
-    constexpr int kPad = 4 * (I % kPadCount + 1);
-    if constexpr (kPad % kLanes == 0 && GroupUsed<T>(OP, kLanes, kPad)) {
-      if (v.nb == kLanes && v.pad == kPad) return Launch<T, GroupBody<T, OP, kPad, kLanes>>(stream, g, v.warps);
+    constexpr int kLanes = kGroupLanes[I / (kPadCount * 2)];
+    constexpr int kPad = 4 * ((I / 2) % kPadCount + 1);
+    constexpr Order kOrder = I % 2 ? Order::kLeft : Order::kRight;
+    if constexpr (kPad % kLanes == 0 && GroupUsed<T>(OP, kLanes, kPad, kOrder)) {
+      if (v.nb == kLanes && v.pad == kPad && v.order == kOrder)
+        return Launch<T, GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight>>(stream, g, v.warps);
     }
     return LaunchGroup<T, OP, I + 1>(stream, g, v);
   }

@@ -19,7 +19,8 @@ constexpr int kNumOps = 4;
 //        pad >= n (every loop unrolled, constant shared-memory offsets, one warp per block).
 // kGroup: nb = G lanes share one matrix (rows dealt round-robin, the triangle in their registers,
 //        shuffles within the group), compiled for the padded size pad = G Q and run for
-//        pad - G < n <= pad (interleaved_group.cuh).
+//        pad - G < n <= pad (interleaved_group.cuh). Order kRight: posv folds its first
+//        right-hand side into the factor; kLeft: it solves after the factor (fewer registers).
 enum class Kind : int { kFull = 0, kTile = 1, kShared = 2, kGroup = 3 };
 
 // The factorization's loop order (the solves have one order each):
@@ -77,8 +78,8 @@ constexpr Variant Shared(int nb, Order order, int warps) { return Variant{Kind::
 constexpr Variant SharedPad(int pad, int nb, Order order) {
   return Variant{Kind::kShared, order, nb, 1, pad};
 }
-constexpr Variant Group(int lanes, int pad, int warps) {
-  return Variant{Kind::kGroup, Order::kRight, lanes, warps, pad};
+constexpr Variant Group(int lanes, int pad, Order order, int warps) {
+  return Variant{Kind::kGroup, order, lanes, warps, pad};
 }
 
 }  // namespace il

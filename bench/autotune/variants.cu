@@ -90,8 +90,11 @@ void AddGroups() {
   if constexpr (I < kLaneCounts * kPadCount) {
     constexpr int kLanes = kGroupLanes[I / kPadCount];
     constexpr int kPad = 4 * (I % kPadCount + 1);
-    if constexpr (GroupShapeBuilt(kLanes, kPad, int(sizeof(T))))
-      Add<GroupBody<T, kOp, kPad, kLanes>>(Kind::kGroup, Order::kRight, kLanes, 0, kPad);
+    if constexpr (GroupShapeBuilt(kLanes, kPad, int(sizeof(T)))) {
+      Add<GroupBody<T, kOp, kPad, kLanes, true>>(Kind::kGroup, Order::kRight, kLanes, 0, kPad);
+      if constexpr (kOp == Op::kPosv)  // folding the first rhs into the factor or not
+        Add<GroupBody<T, kOp, kPad, kLanes, false>>(Kind::kGroup, Order::kLeft, kLanes, 0, kPad);
+    }
     AddGroups<I + 1>();
   }
 }
