@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Device calls for the interleaved solvers' end-to-end run (issue 6): STEP=a: build, interleaved
 # GPU tests, float32 benchmark; STEP=b: the whole GPU test suite, float64 benchmark; STEP=c: the
-# XLA layout experiment. Logs and results go to $OUT.
+# XLA layout experiment; STEP=d: the modules packed by bench/build_for_device.sh (carry
+# [".carry"]), check_interleaved under compute-sanitizer (background), the interleaved GPU tests,
+# both benchmarks. Logs and results go to $OUT.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}
@@ -30,4 +32,16 @@ case ${STEP:-a} in
       > "$OUT/bench_f64.log" 2>&1; echo "bench rc=$?"; tail -12 "$OUT/bench_f64.log"
     timeout 200 python3 -m bench.layout_experiment --out "$OUT/nvidia-h200-layout.json" > "$OUT/layout.log" 2>&1
     echo "layout rc=$?"; tail -60 "$OUT/layout.log" ;;
+  d)
+    (SAN_JOBS=3 OUT=/tmp/san timeout 400 tests/cuda/run_sanitizer.sh check_interleaved > "$OUT/sanitizer.txt" 2>&1
+     echo "run_sanitizer.sh rc=$?" >> "$OUT/sanitizer.txt") &
+    bench/unpack_on_device.sh || exit 1
+    export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} XLA_PYTHON_CLIENT_PREALLOCATE=false
+    timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_interleaved.py > "$OUT/pytest_il.log" 2>&1
+    echo "pytest il rc=$?"; tail -5 "$OUT/pytest_il.log"
+    for dt in float32 float64; do
+      timeout 200 python3 -m bench.run --ops interleaved --n $NS --dtypes $dt --out "$OUT/nvidia-h200-il-${dt/float/f}.json" \
+        > "$OUT/bench_$dt.log" 2>&1; echo "bench $dt rc=$?"
+    done
+    wait; grep -vE "^\s*$" "$OUT/sanitizer.txt" | tail -8 ;;
 esac
