@@ -33,11 +33,12 @@ case ${STEP:-a} in
     timeout 200 python3 -m bench.layout_experiment --out "$OUT/nvidia-h200-layout.json" > "$OUT/layout.log" 2>&1
     echo "layout rc=$?"; tail -60 "$OUT/layout.log" ;;
   d)
-    (SAN_JOBS=3 OUT=/tmp/san timeout 400 tests/cuda/run_sanitizer.sh check_interleaved > "$OUT/sanitizer.txt" 2>&1
+    [ "${SKIP_SANITIZER:-0}" = 1 ] || (SAN_JOBS=3 OUT=/tmp/san timeout 400 tests/cuda/run_sanitizer.sh check_interleaved > "$OUT/sanitizer.txt" 2>&1
      echo "run_sanitizer.sh rc=$?" >> "$OUT/sanitizer.txt") &
     bench/unpack_on_device.sh || exit 1
     export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} XLA_PYTHON_CLIENT_PREALLOCATE=false
-    timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_interleaved.py > "$OUT/pytest_il.log" 2>&1
+    timeout ${PYTEST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider -m gpu -n ${PYTEST_JOBS:-4} \
+      tests/test_interleaved.py > "$OUT/pytest_il.log" 2>&1
     echo "pytest il rc=$?"; tail -5 "$OUT/pytest_il.log"
     for dt in float32 float64; do
       timeout 200 python3 -m bench.run --ops interleaved --n $NS --dtypes $dt --out "$OUT/nvidia-h200-il-${dt/float/f}.json" \
