@@ -111,8 +111,9 @@ def main():
           f"{sum('pruned' in r for r in records)}, in {time.time() - t1:.0f} s", flush=True)
     failed = [r for r in records if r.get("ok") is False]
     winners = pick([r for r in records if r["record"] == "winner"])
-    if args.merge:  # the earlier run's records stay in the JSON; per (dtype, op, n) the faster winner
-        earlier = json.loads(pathlib.Path(args.merge).read_text())["records"]
+    if args.merge:  # the earlier run's records of the other kinds stay; per (dtype, op, n) the faster
+        earlier = [e for e in json.loads(pathlib.Path(args.merge).read_text())["records"]
+                   if e.get("kind") not in kinds]  # the kinds timed now replace their old records
         winners = pick([e for e in earlier if e["record"] == "winner"] + winners)
         records = [r for r in earlier + records if r["record"] != "winner"] + winners
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,

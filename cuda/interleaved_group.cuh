@@ -26,6 +26,8 @@ namespace il {
 // the factor, off the solve's dependency chain, at the price of kQ registers live throughout.
 template <typename T, Op OP, int NP, int G, bool FOLD = true>
 struct GroupBody {
+  // Whether a launch's offsets within one chunk fit the kernel's 32-bit arithmetic.
+  static bool Fits(int n, int64_t c) { return int64_t(n) * n * c < (int64_t(1) << 31); }
   static_assert(32 % G == 0 && NP % G == 0, "a group divides the warp and the padded size");
   static constexpr int kThreadsPerMatrix = G;
   static constexpr int kQ = NP / G;  // rows per lane
@@ -39,22 +41,28 @@ struct GroupBody {
   // column min(s, i): L1 hits) and a select. Predicated loads compiled to one branch each, and
   // a predicated-off consumer (symmetrize's add) still waited for its load: every load became
   // a full memory round trip (SASS of the first version).
+  // Offsets within one chunk are 32-bit (the launch checks n^2 c < 2^31: Fits): one IMAD
+  // per element instead of ptxas rematerializing 64-bit address arithmetic (~10 instructions
+  // per load at 198 registers, a quarter of the kernel).
   template <bool SYM>
-  static __device__ __forceinline__ void LoadTriangle(T (&l)[kQ][NP], const T* p, int64_t rs, int64_t cs,
-                                                      int sub, int n, bool unit) {
+  static __device__ __forceinline__ void LoadTriangle(T (&l)[kQ][NP], const T* p, int rs, int cs, int sub,
+                                                      int n, bool unit) {
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
       const int i = q * G + sub;
       const bool real = i < n;
       const int ir = real ? i : n - 1;
-      const T* row = p + ir * rs;  // (ir, s) at row + s * cs; (s, ir) at col + s * rs
-      const T* col = p + ir * cs;
+      const int row = ir * rs, col = ir * cs;  // (ir, s) at p[row + s cs]; (s, ir) at p[col + s rs]
 #pragma unroll
       for (int s = 0; s < kCols(q); ++s) {
-        const int sc = s < ir ? s : ir;
-        T v = __ldg(row + sc * cs);
-        if constexpr (SYM) v = (v + __ldg(col + sc * rs)) * T(0.5);
-        l[q][s] = (s == i && (unit || !real)) ? T(1) : (s <= i && real) ? v : T(0);
+        // Columns left of the lane's block are left of the diagonal (ir >= q G, also for the
+        // padding rows, which all sit in the last block): no clamp, no diagonal test. Entries
+        // right of the diagonal keep whatever was loaded: nothing reads them as a result.
+        const bool left = s < q * G;
+        const int sc = left || s < ir ? s : ir;
+        T v = __ldg(p + (row + sc * cs));
+        if constexpr (SYM) v = (v + __ldg(p + (col + sc * rs))) * T(0.5);
+        l[q][s] = left ? (real ? v : T(0)) : (s == i && (unit || !real)) ? T(1) : (real ? v : T(0));
       }
     }
   }
@@ -98,7 +106,8 @@ struct GroupBody {
       StepPivot(d, r, k, info);
       if (sub == owner) rinv[qk] = r;
 #pragma unroll
-      for (int q = qk; q < kQ; ++q) l[q][k] = (q == qk && sub == owner) ? d : l[q][k] * r;
+      for (int q = qk; q < kQ; ++q)  // the diagonal itself is read again only as potrf's output
+        l[q][k] = (OP == Op::kPotrf && q == qk && sub == owner) ? d : l[q][k] * r;
       if constexpr (RHS) Eliminate(l, y, k, __shfl_sync(kAll, y[qk], owner, G) * r, sub);
 #pragma unroll
       for (int j = k + 1; j < NP; ++j) {
@@ -150,9 +159,10 @@ struct GroupBody {
     const int64_t m = t / G, chunk = m / g.c, lane = m % g.c;
     const int n = g.n;
     const T* a = g.a + chunk * int64_t(n) * n * g.c + lane;
-    // (r, s) of the triangle the op works with sits at a + r * rs + s * cs (upper: swapped).
-    const int64_t rs = g.mode == kReadUpper ? g.c : int64_t(n) * g.c;
-    const int64_t cs = g.mode == kReadUpper ? int64_t(n) * g.c : g.c;
+    // (r, s) of the triangle the op works with sits at a[r rs + s cs] (upper: swapped).
+    const int c = int(g.c);
+    const int rs = g.mode == kReadUpper ? c : n * c;
+    const int cs = g.mode == kReadUpper ? n * c : c;
     const bool unit = OP == Op::kTrsm && g.unit;
     T l[kQ][NP], rinv[kQ], y[kQ];
     int info = 0;
@@ -189,7 +199,7 @@ struct GroupBody {
           if (s >= n) break;
           T v = T(0);
           if (s < kCols(q) && s <= i) v = info ? Scalar<T>::NaN() : l[q][s];
-          if (live) out[(int64_t(i) * n + s) * g.c] = v;
+          if (live) out[(i * n + s) * c] = v;
         }
       }
       if (live && sub == 0) g.info[m] = info;

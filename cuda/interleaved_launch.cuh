@@ -84,8 +84,9 @@ cudaError_t LaunchGroup(cudaStream_t stream, const Args<T>& g, const Variant& v)
     constexpr int kPad = 4 * ((I / 2) % kPadCount + 1);
     constexpr Order kOrder = I % 2 ? Order::kLeft : Order::kRight;
     if constexpr (kPad % kLanes == 0 && GroupUsed<T>(OP, kLanes, kPad, kOrder)) {
+      using Body = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight>;
       if (v.nb == kLanes && v.pad == kPad && v.order == kOrder)
-        return Launch<T, GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight>>(stream, g, v.warps);
+        return Body::Fits(g.n, g.c) ? Launch<T, Body>(stream, g, v.warps) : cudaErrorInvalidValue;
     }
     return LaunchGroup<T, OP, I + 1>(stream, g, v);
   }
