@@ -82,7 +82,7 @@ def pick(candidates: list) -> list:
 
 
 def variant(rec: dict) -> dict:
-    return {k: rec.get(k, 0) for k in ("kind", "order", "nb", "warps", "pad")}
+    return {k: rec.get(k, 0) for k in ("kind", "order", "nb", "warps", "pad", "alt")}
 
 
 def main():

@@ -24,10 +24,11 @@ namespace il {
 
 // FOLD (posv only; the variant's order kRight): the first right-hand side is eliminated inside
 // the factor, off the solve's dependency chain, at the price of kQ registers live throughout.
-template <typename T, Op OP, int NP, int G, bool FOLD = true>
+// OFF32 (the variant's alt 1): the load form of LoadTriangle32, else LoadTriangle64.
+template <typename T, Op OP, int NP, int G, bool FOLD = true, bool OFF32 = false>
 struct GroupBody {
-  // Whether a launch's offsets within one chunk fit the kernel's 32-bit arithmetic.
-  static bool Fits(int n, int64_t c) { return int64_t(n) * n * c < (int64_t(1) << 31); }
+  // Whether a launch's offsets within one chunk fit the kernel's arithmetic.
+  static bool Fits(int n, int64_t c) { return !OFF32 || int64_t(n) * n * c < (int64_t(1) << 31); }
   static_assert(32 % G == 0 && NP % G == 0, "a group divides the warp and the padded size");
   static constexpr int kThreadsPerMatrix = G;
   static constexpr int kQ = NP / G;  // rows per lane
@@ -38,15 +39,17 @@ struct GroupBody {
 
   // The lower triangle of the padded matrix: a's (i, s) for s <= i < n, identity past n.
   // Branch-free: every element is one load from a clamped, always valid address (row n - 1,
-  // column min(s, i): L1 hits) and a select. Predicated loads compiled to one branch each, and
-  // a predicated-off consumer (symmetrize's add) still waited for its load: every load became
-  // a full memory round trip (SASS of the first version).
-  // Offsets within one chunk are 32-bit (the launch checks n^2 c < 2^31: Fits): one IMAD
-  // per element instead of ptxas rematerializing 64-bit address arithmetic (~10 instructions
-  // per load at 198 registers, a quarter of the kernel).
+  // column min(s, i): L1 hits) and a select. (Predicated loads compiled to one branch each, and
+  // a predicated-off consumer, symmetrize's add, still waited for its load: every load became
+  // a full memory round trip in the first version.) Two forms, the tuner picks per n (alt):
+  // alt 0: 64-bit addresses, every element clamped and tested against the diagonal;
+  // alt 1: 32-bit offsets within the chunk (the launch checks n^2 c < 2^31: Fits) and no
+  //   clamp or test left of the lane's block: ~15 % fewer instructions and fewer registers,
+  //   but ptxas then sinks many loads into the factor next to their first use (SASS), which
+  //   puts memory latency on the factor's chain: faster at some n, slower at others.
   template <bool SYM>
-  static __device__ __forceinline__ void LoadTriangle(T (&l)[kQ][NP], const T* p, int rs, int cs, int sub,
-                                                      int n, bool unit) {
+  static __device__ __forceinline__ void LoadTriangle32(T (&l)[kQ][NP], const T* p, int rs, int cs, int sub,
+                                                        int n, bool unit) {
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
       const int i = q * G + sub;
@@ -63,6 +66,26 @@ struct GroupBody {
         T v = __ldg(p + (row + sc * cs));
         if constexpr (SYM) v = (v + __ldg(p + (col + sc * rs))) * T(0.5);
         l[q][s] = left ? (real ? v : T(0)) : (s == i && (unit || !real)) ? T(1) : (real ? v : T(0));
+      }
+    }
+  }
+
+  template <bool SYM>
+  static __device__ __forceinline__ void LoadTriangle64(T (&l)[kQ][NP], const T* p, int64_t rs, int64_t cs,
+                                                        int sub, int n, bool unit) {
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      const int i = q * G + sub;
+      const bool real = i < n;
+      const int ir = real ? i : n - 1;
+      const T* row = p + ir * rs;  // (ir, s) at row + s * cs; (s, ir) at col + s * rs
+      const T* col = p + ir * cs;
+#pragma unroll
+      for (int s = 0; s < kCols(q); ++s) {
+        const int sc = s < ir ? s : ir;
+        T v = __ldg(row + sc * cs);
+        if constexpr (SYM) v = (v + __ldg(col + sc * rs)) * T(0.5);
+        l[q][s] = (s == i && (unit || !real)) ? T(1) : (s <= i && real) ? v : T(0);
       }
     }
   }
@@ -161,13 +184,19 @@ struct GroupBody {
     const T* a = g.a + chunk * int64_t(n) * n * g.c + lane;
     // (r, s) of the triangle the op works with sits at a[r rs + s cs] (upper: swapped).
     const int c = int(g.c);
-    const int rs = g.mode == kReadUpper ? c : n * c;
-    const int cs = g.mode == kReadUpper ? n * c : c;
+    const int64_t rs = g.mode == kReadUpper ? g.c : int64_t(n) * g.c;
+    const int64_t cs = g.mode == kReadUpper ? int64_t(n) * g.c : g.c;
     const bool unit = OP == Op::kTrsm && g.unit;
     T l[kQ][NP], rinv[kQ], y[kQ];
     int info = 0;
-    if (OP == Op::kPotrf && g.mode == kSymmetrize) LoadTriangle<true>(l, a, rs, cs, sub, n, unit);
-    else LoadTriangle<false>(l, a, rs, cs, sub, n, unit);
+    const bool sym = OP == Op::kPotrf && g.mode == kSymmetrize;
+    if constexpr (OFF32) {
+      if (sym) LoadTriangle32<true>(l, a, int(rs), int(cs), sub, n, unit);
+      else LoadTriangle32<false>(l, a, int(rs), int(cs), sub, n, unit);
+    } else {
+      if (sym) LoadTriangle64<true>(l, a, rs, cs, sub, n, unit);
+      else LoadTriangle64<false>(l, a, rs, cs, sub, n, unit);
+    }
     // right-hand sides: (chunks, n, k, c); column col of row i at b + i * row + col * c
     const T* b = g.b + chunk * int64_t(n) * g.k * g.c + lane;
     const int64_t row = int64_t(g.k) * g.c;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <type_traits>
+#include <utility>
 
 #include "cuda/interleaved.cuh"
 #include "cuda/interleaved_group.cuh"
@@ -60,36 +61,50 @@ cudaError_t LaunchRuntimeN(cudaStream_t stream, const Args<T>& g, const Variant&
   }
 }
 
-// Whether any n of the table runs the group shape (lanes, pad, order) for op: only those are
-// instantiated.
+// Whether any n of the table runs the group variant (lanes, pad, order, alt) for op: only those
+// are instantiated.
 template <typename T>
-constexpr bool GroupUsed(Op op, int lanes, int pad, Order order) {
+constexpr bool GroupUsed(Op op, int lanes, int pad, Order order, int alt) {
   for (int n = 1; n <= kTunedMaxN; ++n) {
     const Variant v = TunedVariant<T>(op, n);
-    if (v.kind == Kind::kGroup && v.nb == lanes && v.pad == pad && v.order == order) return true;
+    if (v.kind == Kind::kGroup && v.nb == lanes && v.pad == pad && v.order == order && v.alt == alt)
+      return true;
   }
   return false;
 }
 
-// Every group shape the table uses (pads are multiples of 4 up to kTunedMaxN; kRight folds
-// posv's first right-hand side into the factor, kLeft does not), instantiated.
-template <typename T, Op OP, int I = 0>
-cudaError_t LaunchGroup(cudaStream_t stream, const Args<T>& g, const Variant& v) {
-  constexpr int kLaneCounts = sizeof(kGroupLanes) / sizeof(kGroupLanes[0]);
+// Every group variant the table uses, instantiated: lanes, pad (a multiple of 4 up to
+// kTunedMaxN), order (kRight folds posv's first right-hand side into the factor, kLeft does
+// not) and alt (the load form). Variant I launches (result in *e) if it is the one `v` names.
+template <typename T, Op OP, int I>
+bool LaunchGroupIf(cudaStream_t stream, const Args<T>& g, const Variant& v, cudaError_t* e) {
   constexpr int kPadCount = kTunedMaxN / 4;
-  if constexpr (I == kLaneCounts * kPadCount * 2) {
-    return cudaErrorInvalidValue;  // a table entry names a shape that does not exist
-  } else {
-    constexpr int kLanes = kGroupLanes[I / (kPadCount * 2)];
-    constexpr int kPad = 4 * ((I / 2) % kPadCount + 1);
-    constexpr Order kOrder = I % 2 ? Order::kLeft : Order::kRight;
-    if constexpr (kPad % kLanes == 0 && GroupUsed<T>(OP, kLanes, kPad, kOrder)) {
-      using Body = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight>;
-      if (v.nb == kLanes && v.pad == kPad && v.order == kOrder)
-        return Body::Fits(g.n, g.c) ? Launch<T, Body>(stream, g, v.warps) : cudaErrorInvalidValue;
+  constexpr int kLanes = kGroupLanes[I / (kPadCount * 4)];
+  constexpr int kPad = 4 * ((I / 4) % kPadCount + 1);
+  constexpr Order kOrder = I % 2 ? Order::kLeft : Order::kRight;
+  constexpr int kAlt = (I / 2) % 2;
+  if constexpr (kPad % kLanes == 0 && GroupUsed<T>(OP, kLanes, kPad, kOrder, kAlt)) {
+    using Body = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight, kAlt == 1>;
+    if (v.nb == kLanes && v.pad == kPad && v.order == kOrder && v.alt == kAlt) {
+      *e = Body::Fits(g.n, g.c) ? Launch<T, Body>(stream, g, v.warps) : cudaErrorInvalidValue;
+      return true;
     }
-    return LaunchGroup<T, OP, I + 1>(stream, g, v);
   }
+  return false;
+}
+
+template <typename T, Op OP, int... I>
+cudaError_t LaunchGroupOf(cudaStream_t stream, const Args<T>& g, const Variant& v,
+                          std::integer_sequence<int, I...>) {
+  cudaError_t e = cudaErrorInvalidValue;  // stays if a table entry names a variant that does not exist
+  (void)(LaunchGroupIf<T, OP, I>(stream, g, v, &e) || ...);
+  return e;
+}
+
+template <typename T, Op OP>
+cudaError_t LaunchGroup(cudaStream_t stream, const Args<T>& g, const Variant& v) {
+  constexpr int kVariants = int(sizeof(kGroupLanes) / sizeof(kGroupLanes[0])) * (kTunedMaxN / 4) * 4;
+  return LaunchGroupOf<T, OP>(stream, g, v, std::make_integer_sequence<int, kVariants>{});
 }
 
 template <typename T, Op OP, int N = 1>

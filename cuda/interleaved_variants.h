@@ -37,6 +37,7 @@ struct Variant {
   int nb;     // tile size of kTile / kShared, lanes per matrix of kGroup (unused by kFull)
   int warps;  // warps per block
   int pad;    // kShared: the compile-time padded size (0: runtime n); kGroup: its padded size
+  int alt = 0;  // kGroup: the load form (interleaved_group.cuh, OFF32): 0 64-bit, 1 32-bit offsets
 };
 
 // Largest n with a kFull variant in the library and in the tuner's search space.
@@ -78,8 +79,8 @@ constexpr Variant Shared(int nb, Order order, int warps) { return Variant{Kind::
 constexpr Variant SharedPad(int pad, int nb, Order order) {
   return Variant{Kind::kShared, order, nb, 1, pad};
 }
-constexpr Variant Group(int lanes, int pad, Order order, int warps) {
-  return Variant{Kind::kGroup, order, lanes, warps, pad};
+constexpr Variant Group(int lanes, int pad, Order order, int warps, int alt) {
+  return Variant{Kind::kGroup, order, lanes, warps, pad, alt};
 }
 
 }  // namespace il

@@ -175,9 +175,9 @@ Timing TimeOne(const Entry& e, Op op, Problem<T>& p, int warps, const char* stag
   auto head = [&] {
     std::printf("{\"record\": \"timing\", \"stage\": \"%s\", \"op\": \"%s\", \"dtype\": \"%s\", \"n\": %d, "
                 "\"kind\": \"%s\", \"order\": \"%s\", \"nb\": %d, \"warps\": %d, \"c\": %lld, \"regs\": %d, "
-                "\"local_bytes\": %d, \"pad\": %d",
+                "\"local_bytes\": %d, \"pad\": %d, \"alt\": %d",
                 stage, kOpNames[int(op)], dt, p.n, kKindNames[int(e.kind)],
-                kOrderNames[int(e.order)], e.nb, warps, (long long)p.c, regs, local, e.pad);
+                kOrderNames[int(e.order)], e.nb, warps, (long long)p.c, regs, local, e.pad, e.alt);
   };
   Timing t{&e, warps, p.c, INFINITY};
   if (why) {
@@ -278,11 +278,12 @@ void TuneDtype(const std::vector<Op>& ops, int nmin, int nmax, int64_t bytes) {
       if (picks_chunk && best.c != p.c) Prepare(p, best.c);
       chunk = p.c;
       std::printf("{\"record\": \"winner\", \"op\": \"%s\", \"dtype\": \"%s\", \"n\": %d, \"kind\": \"%s\", "
-                  "\"order\": \"%s\", \"nb\": %d, \"warps\": %d, \"pad\": %d, \"c\": %lld, \"seconds\": %.6g, "
-                  "\"batch\": %lld}\n",
+                  "\"order\": \"%s\", \"nb\": %d, \"warps\": %d, \"pad\": %d, \"alt\": %d, \"c\": %lld, "
+                  "\"seconds\": %.6g, \"batch\": %lld}\n",
                   kOpNames[int(op)], dtype ? "float64" : "float32", n,
                   kKindNames[int(best.e->kind)], kOrderNames[int(best.e->order)], best.e->nb,
-                  best.e->pad && best.e->kind == Kind::kShared ? 1 : best.warps, best.e->pad, (long long)best.c, best.seconds, (long long)p.batch);
+                  best.e->pad && best.e->kind == Kind::kShared ? 1 : best.warps, best.e->pad, best.e->alt,
+                  (long long)best.c, best.seconds, (long long)p.batch);
       std::fflush(stdout);
     }
     cudaFree(p.buf.a);

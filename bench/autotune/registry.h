@@ -18,7 +18,8 @@ struct Entry {
   batchla::il::Order order;
   int nb;  // kTile: tile size
   int n;   // kFull: the one n it handles (0 for kTile)
-  int pad;  // kShared compiled for a padded size (0: runtime n); one warp per block
+  int pad;  // kShared compiled for a padded size (0: runtime n); one warp per block; kGroup: its pad
+  int alt;  // kGroup: the load form (il::Variant::alt)
   const void* kernel;  // for cudaFuncGetAttributes and the occupancy calculator
   size_t (*shared_bytes)(int n, int threads);  // dynamic shared memory of a launch
   cudaError_t (*launch)(cudaStream_t stream, const void* args, int warps);  // args: il::Args<T>*

@@ -25,8 +25,8 @@ size_t SharedBytes(int n, int threads) {
 }
 
 template <class Body>
-void Add(Kind kind, Order order, int nb, int n, int pad = 0) {
-  iltune::Registry().push_back({int(kOp), sizeof(T) == 4 ? 0 : 1, kind, order, nb, n, pad,
+void Add(Kind kind, Order order, int nb, int n, int pad = 0, int alt = 0) {
+  iltune::Registry().push_back({int(kOp), sizeof(T) == 4 ? 0 : 1, kind, order, nb, n, pad, alt,
                                 reinterpret_cast<const void*>(&Kernel<T, Body>), &SharedBytes<Body>,
                                 &LaunchBody<Body>});
 }
@@ -82,6 +82,15 @@ void AddPadded() {
   }
 }
 
+// One group shape in both load forms (alt 0 / 1); posv also with and without its first rhs
+// folded into the factor (order kRight / kLeft).
+template <int kLanes, int kPad, bool kOff32>
+void AddGroup() {
+  Add<GroupBody<T, kOp, kPad, kLanes, true, kOff32>>(Kind::kGroup, Order::kRight, kLanes, 0, kPad, kOff32);
+  if constexpr (kOp == Op::kPosv)
+    Add<GroupBody<T, kOp, kPad, kLanes, false, kOff32>>(Kind::kGroup, Order::kLeft, kLanes, 0, kPad, kOff32);
+}
+
 // Lane groups: every (G, pad) shape GroupShapeBuilt admits.
 template <int I = 0>
 void AddGroups() {
@@ -91,9 +100,8 @@ void AddGroups() {
     constexpr int kLanes = kGroupLanes[I / kPadCount];
     constexpr int kPad = 4 * (I % kPadCount + 1);
     if constexpr (GroupShapeBuilt(kLanes, kPad, int(sizeof(T)))) {
-      Add<GroupBody<T, kOp, kPad, kLanes, true>>(Kind::kGroup, Order::kRight, kLanes, 0, kPad);
-      if constexpr (kOp == Op::kPosv)  // folding the first rhs into the factor or not
-        Add<GroupBody<T, kOp, kPad, kLanes, false>>(Kind::kGroup, Order::kLeft, kLanes, 0, kPad);
+      AddGroup<kLanes, kPad, false>();
+      AddGroup<kLanes, kPad, true>();
     }
     AddGroups<I + 1>();
   }

@@ -171,14 +171,14 @@ double CheckOne(int n, int64_t c, int64_t chunks, int k) {
 // Whether n runs a kernel (per op: variant, and for runtime-n variants whether the last tile is
 // partial) that no n in `seen` ran; adds n's kernels to `seen`.
 template <typename T>
-bool NewKernelAt(int n, std::set<std::array<int, 7>>& seen) {
+bool NewKernelAt(int n, std::set<std::array<int, 8>>& seen) {
   namespace il = batchla::il;
   const int dtype = sizeof(T) == 4 ? 0 : 1;
   bool fresh = false;
   for (int op = 0; op < il::kNumOps; ++op) {
     const il::Variant v = n <= il::kTunedMaxN ? il::kTuned[dtype][op][n] : il::kTileDefault[dtype];
     const int shape = v.kind == il::Kind::kFull ? n : int(v.nb > 0 && n % v.nb != 0);
-    fresh |= seen.insert({op, int(v.kind), int(v.order), v.nb, v.warps, v.pad, shape}).second;
+    fresh |= seen.insert({op, int(v.kind), int(v.order), v.nb, v.warps, v.pad, v.alt, shape}).second;
   }
   return fresh;
 }
@@ -189,7 +189,7 @@ void CheckAll(bool quick) {
   const int64_t chunks = san ? 2 : 3;
   std::printf("%s: worst scaled residual per n (c = 32, %lld chunks, k = 2; all ops and flags)\n", Name<T>(),
               (long long)chunks);
-  std::set<std::array<int, 7>> seen;
+  std::set<std::array<int, 8>> seen;
   for (int n = 1; n <= 72; n += (quick && n > 8 ? 7 : 1)) {
     if (san && !NewKernelAt<T>(n, seen)) continue;
     const double w = CheckOne<T>(n, 32, chunks, 2);
