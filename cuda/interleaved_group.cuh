@@ -183,7 +183,6 @@ struct GroupBody {
     const int n = g.n;
     const T* a = g.a + chunk * int64_t(n) * n * g.c + lane;
     // (r, s) of the triangle the op works with sits at a[r rs + s cs] (upper: swapped).
-    const int c = int(g.c);
     const int64_t rs = g.mode == kReadUpper ? g.c : int64_t(n) * g.c;
     const int64_t cs = g.mode == kReadUpper ? int64_t(n) * g.c : g.c;
     const bool unit = OP == Op::kTrsm && g.unit;
@@ -228,7 +227,7 @@ struct GroupBody {
           if (s >= n) break;
           T v = T(0);
           if (s < kCols(q) && s <= i) v = info ? Scalar<T>::NaN() : l[q][s];
-          if (live) out[(i * n + s) * c] = v;
+          if (live) out[(int64_t(i) * n + s) * g.c] = v;
         }
       }
       if (live && sub == 0) g.info[m] = info;
