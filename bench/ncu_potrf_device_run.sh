@@ -3,7 +3,7 @@
 # issue 3's targets, for the next kernel version: MediumKernel at f32 n = 128 and LargeKernel at
 # f32 n = 256 (their first launches in check_potrf --timing-only 128). check_potrf comes built
 # here for sm_90 in .carry/check_potrf.xz (tests/cuda/check_potrf.cu + cuda/potrf*.cu).
-# Written at the end of a session whose device time had run out: not run yet.
+# First run 2026-11-23 (bench/NOTES.md, "Blocked Cholesky — ncu").
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
