@@ -43,8 +43,8 @@ struct GroupBody {
   // a predicated-off consumer, symmetrize's add, still waited for its load: every load became
   // a full memory round trip in the first version.) Two forms, the tuner picks per n (alt):
   // alt 0: 64-bit addresses, every element clamped and tested against the diagonal;
-  // alt 1: 32-bit offsets within the chunk (the launch checks n^2 c < 2^31: Fits) and no
-  //   clamp or test left of the lane's block: ~15 % fewer instructions and fewer registers,
+  // alt 1: 32-bit offsets within the chunk (a launch whose n^2 c reaches 2^31 runs alt 0
+  //   instead: Fits) and no clamp or test left of the lane's block: ~15 % fewer instructions and fewer registers,
   //   but ptxas then sinks many loads into the factor next to their first use (SASS), which
   //   puts memory latency on the factor's chain: faster at some n, slower at others.
   template <bool SYM>

@@ -85,8 +85,9 @@ bool LaunchGroupIf(cudaStream_t stream, const Args<T>& g, const Variant& v, cuda
   constexpr int kAlt = (I / 2) % 2;
   if constexpr (kPad % kLanes == 0 && GroupUsed<T>(OP, kLanes, kPad, kOrder, kAlt)) {
     using Body = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight, kAlt == 1>;
+    using Wide = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight, false>;  // 64-bit: any chunk
     if (v.nb == kLanes && v.pad == kPad && v.order == kOrder && v.alt == kAlt) {
-      *e = Body::Fits(g.n, g.c) ? Launch<T, Body>(stream, g, v.warps) : cudaErrorInvalidValue;
+      *e = Body::Fits(g.n, g.c) ? Launch<T, Body>(stream, g, v.warps) : Launch<T, Wide>(stream, g, v.warps);
       return true;
     }
   }

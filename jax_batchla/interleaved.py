@@ -35,7 +35,6 @@ __all__ = ["Interleaved", "to_interleaved", "from_interleaved", "cholesky", "cho
            "cho_solve", "solve", "solve_triangular"]
 
 CHUNK_MULTIPLE = 32  # a warp of matrices: every chunk fills whole warps
-MAX_CHUNK = 1 << 16  # the CUDA kernels index within a chunk in 32 bits (n^2 c < 2^31 at n = 64)
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
 
@@ -124,9 +123,8 @@ def _chunk(fname: str, chunk, dtype, n: int) -> int:
     except TypeError:
         raise ValueError(f"{fname}: chunk must be a positive multiple of {CHUNK_MULTIPLE}, "
                          f"got {chunk!r}") from None
-    if c <= 0 or c % CHUNK_MULTIPLE or c > MAX_CHUNK:
-        raise ValueError(f"{fname}: chunk must be a positive multiple of {CHUNK_MULTIPLE} up to "
-                         f"{MAX_CHUNK}, got {c}")
+    if c <= 0 or c % CHUNK_MULTIPLE:
+        raise ValueError(f"{fname}: chunk must be a positive multiple of {CHUNK_MULTIPLE}, got {c}")
     return c
 
 
@@ -135,7 +133,7 @@ def to_interleaved(a, chunk: int | None = None, *, vector: bool = False) -> Inte
 
     Args:
       a: float32 or float64 array of shape ``(..., N, M)``, or ``(..., N)`` with ``vector=True``.
-      chunk: matrices per chunk ``c``, a positive multiple of 32 up to 65536; by default the size the CUDA
+      chunk: matrices per chunk ``c``, a positive multiple of 32; by default the size the CUDA
         autotuner measured fastest for this ``N`` and dtype (32 without CUDA).
       vector: treat the last axis of ``a`` as vectors of length ``N`` (right-hand sides).
 

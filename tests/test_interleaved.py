@@ -104,7 +104,7 @@ def test_padding_is_identity_for_square_and_zero_otherwise():
     assert not np.any(data[0, :, :, 3:])
 
 
-@pytest.mark.parametrize("chunk", [0, 16, 48, -32, 1.5, "32", 65568])
+@pytest.mark.parametrize("chunk", [0, 16, 48, -32, 1.5, "32"])
 def test_bad_chunk(chunk):
     with pytest.raises(ValueError, match="chunk"):
         il.to_interleaved(np.eye(3)[None], chunk)
