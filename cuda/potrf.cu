@@ -38,6 +38,8 @@ cudaError_t Dispatch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* in
   if (n <= 20) return SmallRange<T, 9, 20>(s, a, b, out, info, batch, n, k, mode, posv);
   if (n <= tuning::kPotrfSmallMaxN)
     return SmallRange<T, 21, 32>(s, a, b, out, info, batch, n, k, mode, posv);
+  if (!posv && n >= tuning::kPotrfGridMinN && n <= tuning::kPotrfGridMaxN)
+    return GridLaunch<T>(s, a, out, info, batch, n, mode);
   if (n <= tuning::kPotrfWideMaxN) return WideLaunch<T>(s, a, b, out, info, batch, n, k, mode, posv);
   const bool medium = posv || n <= PotrfMediumMaxN<T>();
   return BlockedLaunch<T>(s, a, b, out, info, batch, n, k, mode, posv, medium);

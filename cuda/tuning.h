@@ -20,6 +20,19 @@ constexpr int kPotrfWideMaxN = 64;   // must stay 64 (two warps, lane per row)
 // 160 * 161 * 8 B = 206,080 B (float64); 232 * 233 * 4 B = 216,224 B (float32).
 constexpr int kSmemMaxNF64 = 160;
 constexpr int kSmemMaxNF32 = 232;
+// grid (potrf only, not posv): kPotrfGridMinN <= n <= kPotrfGridMaxN (<= 128), ahead of the wide and
+// medium classes. -D overrides are for benchmark variants only (MAXN 0: no grid class).
+#ifdef BATCHLA_POTRF_GRID_MINN
+constexpr int kPotrfGridMinN = BATCHLA_POTRF_GRID_MINN;
+#else
+constexpr int kPotrfGridMinN = 65;
+#endif
+#ifdef BATCHLA_POTRF_GRID_MAXN
+constexpr int kPotrfGridMaxN = BATCHLA_POTRF_GRID_MAXN;
+#else
+constexpr int kPotrfGridMaxN = 128;
+#endif
+static_assert(kPotrfGridMaxN <= 128, "the grid class is instantiated up to n = 128");
 // medium -> large crossover for potrf (the fused posv always uses the shared-memory path).
 constexpr int kPotrfMediumMaxNF64 = 160;
 constexpr int kPotrfMediumMaxNF32 = 232;
