@@ -1,34 +1,34 @@
 #!/usr/bin/env bash
 # One device call (issue 3: the grid class, cuda/potrf_grid.cuh; bench/NOTES.md "Grid class").
 # Carried in .carry/ (tests/cuda/build_potrf_variants.sh check_potrf
-# check_potrf_old=-DBATCHLA_POTRF_GRID_MAXN=0 check_potrf_g33=-DBATCHLA_POTRF_GRID_MINN=33) and the
-# modules of bench/build_for_device.sh. Timing of the three dispatches back to back (n = 32..128,
-# twice), the full check of the g33 build (it runs the grid class at every n = 33..128 of the list),
-# compute-sanitizer on it in sanitize mode (background), the GPU Cholesky tests and the Cholesky
-# bench (BENCH_N, both dtypes).
+# check_potrf_old=-DBATCHLA_POTRF_GRID_MAXN=0) and the modules of bench/build_for_device.sh. Timing
+# of both dispatches back to back (n = 33..128, twice), the full check, compute-sanitizer in
+# sanitize mode (background), the GPU Cholesky tests and the Cholesky bench (BENCH_N, both dtypes).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" /tmp/res
 step() { echo "=== $1 ($(date +%T))"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
-vs="check_potrf_old check_potrf check_potrf_g33"
+vs="check_potrf_old check_potrf"
 for v in $vs; do xz -dc ".carry/$v.xz" > "/tmp/$v" && chmod +x "/tmp/$v"; done
+step "smoke (a hang or failure stops the call)"
+timeout 30 /tmp/check_potrf --timing-only 33 128 > "$OUT/smoke.txt" 2>&1 || { echo "smoke rc=$?"; tail -5 "$OUT/smoke.txt"; exit 1; }
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-step "sanitizer on check_potrf_g33 (background)"
+step "sanitizer on check_potrf (background)"
 for tool in racecheck memcheck initcheck; do
-  (BATCHLA_CHECK_SANITIZE=1 timeout 400 "$san" --tool $tool /tmp/check_potrf_g33 > "/tmp/san_$tool.log" 2>&1
+  (BATCHLA_CHECK_SANITIZE=1 timeout 400 "$san" --tool $tool /tmp/check_potrf > "/tmp/san_$tool.log" 2>&1
    echo "$tool rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san_$tool.log | head -1)" > "/tmp/san_$tool.sum") &
 done
 for round in 1 2; do
   for v in $vs; do
-    step "$v --timing-only 32 128 (round $round)"
-    timeout 90 "/tmp/$v" --timing-only 32 128 >> "$OUT/timing_$v.txt" 2>&1; echo "rc=$?"
+    step "$v --timing-only 33 128 (round $round)"
+    timeout 90 "/tmp/$v" --timing-only 33 128 >> "$OUT/timing_$v.txt" 2>&1; echo "rc=$?"
   done
 done
-for v in $vs; do echo "--- $v"; grep -E "potrf n=" "$OUT/timing_$v.txt" | grep -v symmetrize | tail -12; done
-step "check_potrf_g33 --no-timing"
-timeout 200 /tmp/check_potrf_g33 --no-timing > "$OUT/check_potrf_g33.txt" 2>&1; echo "rc=$?"
-grep -E "FAIL|passed" "$OUT/check_potrf_g33.txt" | head -20
+for v in $vs; do echo "--- $v"; grep -E "potrf n=" "$OUT/timing_$v.txt" | grep -v symmetrize | tail -16; done
+step "check_potrf --no-timing"
+timeout 200 /tmp/check_potrf --no-timing > "$OUT/check_potrf.txt" 2>&1; echo "rc=$?"
+grep -E "FAIL|passed" "$OUT/check_potrf.txt" | head -20
 bench/unpack_on_device.sh || exit 1
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} XLA_PYTHON_CLIENT_PREALLOCATE=false
 step "GPU Cholesky tests"
@@ -40,6 +40,6 @@ echo "rc=$?"; grep -E "^\| cholesky" /tmp/res/nvidia-h200-potrf-grid.md
 cp /tmp/res/nvidia-h200-potrf-grid.* "$OUT/" 2>/dev/null
 step "wait for the sanitizer"
 wait
-cat /tmp/san_*.sum | tee "$OUT/sanitizer_potrf_g33.txt"
-for tool in racecheck memcheck initcheck; do grep -m3 -B2 -A8 "Invalid\|Hazard\|Uninitialized" /tmp/san_$tool.log >> "$OUT/sanitizer_potrf_g33.txt"; done
+cat /tmp/san_*.sum | tee "$OUT/sanitizer_potrf.txt"
+for tool in racecheck memcheck initcheck; do grep -m3 -B2 -A8 "Invalid\|Hazard\|Uninitialized" /tmp/san_$tool.log >> "$OUT/sanitizer_potrf.txt"; done
 step done

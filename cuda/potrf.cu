@@ -16,6 +16,10 @@ template <typename T>
 constexpr int PotrfMediumMaxN() {
   return sizeof(T) == 8 ? tuning::kPotrfMediumMaxNF64 : tuning::kPotrfMediumMaxNF32;
 }
+template <typename T>
+constexpr int PotrfGridMaxN() {
+  return sizeof(T) == 8 ? tuning::kPotrfGridMaxNF64 : tuning::kPotrfGridMaxNF32;
+}
 // The large class keeps a 32 x n panel in shared memory: n <= 1024 (float32), 768 (float64).
 template <typename T>
 constexpr int LargeMaxN() {
@@ -38,9 +42,9 @@ cudaError_t Dispatch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* in
   if (n <= 20) return SmallRange<T, 9, 20>(s, a, b, out, info, batch, n, k, mode, posv);
   if (n <= tuning::kPotrfSmallMaxN)
     return SmallRange<T, 21, 32>(s, a, b, out, info, batch, n, k, mode, posv);
-  if (!posv && n >= tuning::kPotrfGridMinN && n <= tuning::kPotrfGridMaxN)
-    return GridLaunch<T>(s, a, out, info, batch, n, mode);
   if (n <= tuning::kPotrfWideMaxN) return WideLaunch<T>(s, a, b, out, info, batch, n, k, mode, posv);
+  if (!posv && n >= tuning::kPotrfGridMinN && n <= PotrfGridMaxN<T>())
+    return GridLaunch<T>(s, a, out, info, batch, n, mode);
   const bool medium = posv || n <= PotrfMediumMaxN<T>();
   return BlockedLaunch<T>(s, a, b, out, info, batch, n, k, mode, posv, medium);
 }

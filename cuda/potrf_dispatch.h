@@ -26,7 +26,7 @@ cudaError_t SmallRange(cudaStream_t s, const T* a, const T* b, T* out, int32_t* 
 template <typename T>
 cudaError_t WideLaunch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info, int64_t batch,
                        int n, int k, int mode, bool posv);
-// grid (potrf only): the padded matrix in registers of a thread grid, n <= 128.
+// grid (potrf only): the padded matrix in registers of a thread grid, n = 65..128.
 template <typename T>
 cudaError_t GridLaunch(cudaStream_t s, const T* a, T* out, int32_t* info, int64_t batch, int n, int mode);
 // medium: matrix in shared memory (potrf or posv); else large (potrf only).

@@ -1,4 +1,4 @@
-// potrf, grid class (matrix in registers of a thread grid): padded sizes 64, 96, 128.
+// potrf, grid class (matrix in registers of a thread grid): padded sizes 96 and 128.
 #include "cuda/potrf_grid.cuh"
 
 namespace batchla {
@@ -6,8 +6,7 @@ namespace detail {
 
 template <typename T>
 cudaError_t GridLaunch(cudaStream_t s, const T* a, T* out, int32_t* info, int64_t batch, int n, int mode) {
-  if (n > 128) return cudaErrorInvalidValue;
-  if (n <= 64) return GridLaunchNP<T, 64>(s, a, out, info, batch, n, mode);
+  if (n <= 64 || n > 128) return cudaErrorInvalidValue;
   if (n <= 96) return GridLaunchNP<T, 96>(s, a, out, info, batch, n, mode);
   return GridLaunchNP<T, 128>(s, a, out, info, batch, n, mode);
 }

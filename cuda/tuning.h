@@ -10,6 +10,7 @@ namespace tuning {
 // tiny:   n <= kPotrfTinyMaxN      thread per matrix, template<int N>, matrix in registers
 // small:  n <= kPotrfSmallMaxN     16- or 32-lane group per matrix, lane per row, template<int N>
 // wide:   n <= kPotrfWideMaxN      64-thread block per matrix, lane per row, runtime n (N = 64)
+// grid:   potrf, kPotrfGridMinN..PotrfGridMaxN<T>: matrix in registers of an 8 x 16 thread grid
 // medium: n <= PotrfMediumMaxN<T>  block per matrix, whole matrix in shared memory, runtime n
 // large:  otherwise                block per matrix, blocked right-looking in global memory
 constexpr int kPotrfTinyMaxN = 8;
@@ -20,19 +21,24 @@ constexpr int kPotrfWideMaxN = 64;   // must stay 64 (two warps, lane per row)
 // 160 * 161 * 8 B = 206,080 B (float64); 232 * 233 * 4 B = 216,224 B (float32).
 constexpr int kSmemMaxNF64 = 160;
 constexpr int kSmemMaxNF32 = 232;
-// grid (potrf only, not posv): kPotrfGridMinN <= n <= kPotrfGridMaxN (<= 128), ahead of the wide and
-// medium classes. -D overrides are for benchmark variants only (MAXN 0: no grid class).
+// grid (potrf only, not posv): kPotrfGridMinN <= n <= PotrfGridMaxN<T> (instantiated for 65..128),
+// ahead of the medium class. Measured (bench/NOTES.md, "Grid class"): f32 n = 96 0.28 vs 0.17 of
+// the roofline, n = 128 0.19 vs 0.18; f64 n = 96 0.27 vs 0.20, n = 128 0.10 vs 0.17 (one 4-warp
+// block per SM: the medium class stays there). -D overrides are for benchmark variants only.
 #ifdef BATCHLA_POTRF_GRID_MINN
 constexpr int kPotrfGridMinN = BATCHLA_POTRF_GRID_MINN;
 #else
 constexpr int kPotrfGridMinN = 65;
 #endif
 #ifdef BATCHLA_POTRF_GRID_MAXN
-constexpr int kPotrfGridMaxN = BATCHLA_POTRF_GRID_MAXN;
+constexpr int kPotrfGridMaxNF32 = BATCHLA_POTRF_GRID_MAXN;
+constexpr int kPotrfGridMaxNF64 = BATCHLA_POTRF_GRID_MAXN;
 #else
-constexpr int kPotrfGridMaxN = 128;
+constexpr int kPotrfGridMaxNF32 = 128;
+constexpr int kPotrfGridMaxNF64 = 96;
 #endif
-static_assert(kPotrfGridMaxN <= 128, "the grid class is instantiated up to n = 128");
+static_assert(kPotrfGridMinN > 64 && kPotrfGridMaxNF32 <= 128 && kPotrfGridMaxNF64 <= 128,
+              "the grid class is instantiated for n = 65..128");
 // medium -> large crossover for potrf (the fused posv always uses the shared-memory path).
 constexpr int kPotrfMediumMaxNF64 = 160;
 constexpr int kPotrfMediumMaxNF32 = 232;

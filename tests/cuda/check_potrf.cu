@@ -372,8 +372,8 @@ void RunAll(bool timing) {
   std::printf("== %s correctness (PosvMaxFusedN = %d)\n", Name<T>(), PosvMaxFusedN<T>());
   std::vector<int> ns;
   // Sanitize mode: every tiny (1..8) and small (9..32) instantiation, wide at 33 and 64, grid at
-  // 65, 100, 128 (its three padded sizes when built with BATCHLA_POTRF_GRID_MINN=33), medium (the
-  // fused posv) at 65..128, large at 233 (both dtypes). Batches 1 and 33; 1 and 3 above 64 and 1 at
+  // 65 and 100, 128 (its two padded sizes; f64 100, 128 are medium), medium (the fused posv) at
+  // 65..128, large at 233 (both dtypes). Batches 1 and 33; 1 and 3 above 64 and 1 at
   // 233 (a block per matrix; racecheck pays per shared-memory access). Not reached there: the
   // medium maxima 160 / 232.
   if (SanitizeMode()) {
@@ -405,7 +405,7 @@ void RunAll(bool timing) {
 }
 
 // Usage: check_potrf [--no-timing | --timing-only [MIN_N [MAX_N]] | --blocked]
-//   --timing-only MIN_N MAX_N: time only MIN_N <= n <= MAX_N (adds 96, 160, 232, 384 when MIN_N >= 32)
+//   --timing-only MIN_N MAX_N: time only MIN_N <= n <= MAX_N (adds 72, 80, 96, 112, 160, 232, 384 when MIN_N >= 32)
 //   --blocked: correctness for n = 63..512 only, then timing of n >= 64 (blocked classes)
 int main(int argc, char** argv) {
   g_rng = 0x12345678abcdefull;  // the matrices this check has always used
@@ -416,7 +416,7 @@ int main(int argc, char** argv) {
   const int min_n = timing_only && argc > 2 ? std::atoi(argv[2]) : blocked ? 64 : 0;
   const int max_n = timing_only && argc > 3 ? std::atoi(argv[3]) : 1 << 30;
   std::vector<int> tn = {2, 4, 8, 16, 32, 48, 64, 128, 256, 512};
-  if (min_n >= 32) tn = {32, 48, 64, 96, 128, 160, 232, 256, 384, 512};
+  if (min_n >= 32) tn = {32, 48, 64, 72, 80, 96, 112, 128, 160, 232, 256, 384, 512};
   if (blocked) {
     for (int n : {63, 64, 65, 100, 128, 129, 161, 200, 233, 256, 300, 512}) {
       for (int64_t b : {int64_t(1), int64_t(n >= 200 ? 3 : 33)}) { CheckCase<float>(n, b); CheckCase<double>(n, b); }
