@@ -2,8 +2,10 @@
 # One device call (issue 3: the grid class, cuda/potrf_grid.cuh; bench/NOTES.md "Grid class").
 # Carried in .carry/ (tests/cuda/build_potrf_variants.sh check_potrf
 # check_potrf_old=-DBATCHLA_POTRF_GRID_MAXN=0) and the modules of bench/build_for_device.sh. Timing
-# of both dispatches back to back (n = 33..128, twice), the full check, compute-sanitizer in
-# sanitize mode (background), the GPU Cholesky tests and the Cholesky bench (BENCH_N, both dtypes).
+# of both dispatches back to back (n = 33..128, twice), the full check, the GPU Cholesky tests, the
+# Cholesky bench (BENCH_N, both dtypes), then compute-sanitizer in sanitize mode (last: runs that
+# share the GPU with it time wrong; the first calls of 2026-11-23 did, see NOTES; SKIP_SANITIZER=1
+# leaves it out).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" /tmp/res
@@ -13,12 +15,6 @@ vs="check_potrf_old check_potrf"
 for v in $vs; do xz -dc ".carry/$v.xz" > "/tmp/$v" && chmod +x "/tmp/$v"; done
 step "smoke (a hang or failure stops the call)"
 timeout 30 /tmp/check_potrf --timing-only 33 128 > "$OUT/smoke.txt" 2>&1 || { echo "smoke rc=$?"; tail -5 "$OUT/smoke.txt"; exit 1; }
-san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-step "sanitizer on check_potrf (background)"
-for tool in racecheck memcheck initcheck; do
-  (BATCHLA_CHECK_SANITIZE=1 timeout 400 "$san" --tool $tool /tmp/check_potrf > "/tmp/san_$tool.log" 2>&1
-   echo "$tool rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san_$tool.log | head -1)" > "/tmp/san_$tool.sum") &
-done
 for round in 1 2; do
   for v in $vs; do
     step "$v --timing-only 33 128 (round $round)"
@@ -38,7 +34,13 @@ timeout 200 python3 -m bench.run --ops cholesky --n "${BENCH_N:-16,32,48,64,96,1
   --out /tmp/res/nvidia-h200-potrf-grid.json > "$OUT/bench.log" 2>&1
 echo "rc=$?"; grep -E "^\| cholesky" /tmp/res/nvidia-h200-potrf-grid.md
 cp /tmp/res/nvidia-h200-potrf-grid.* "$OUT/" 2>/dev/null
-step "wait for the sanitizer"
+[ -n "${SKIP_SANITIZER:-}" ] && { step done; exit 0; }
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+step "sanitizer on check_potrf (after the timing: it shares the GPU)"
+for tool in racecheck memcheck initcheck; do
+  (BATCHLA_CHECK_SANITIZE=1 timeout 400 "$san" --tool $tool /tmp/check_potrf > "/tmp/san_$tool.log" 2>&1
+   echo "$tool rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san_$tool.log | head -1)" > "/tmp/san_$tool.sum") &
+done
 wait
 cat /tmp/san_*.sum | tee "$OUT/sanitizer_potrf.txt"
 for tool in racecheck memcheck initcheck; do grep -m3 -B2 -A8 "Invalid\|Hazard\|Uninitialized" /tmp/san_$tool.log >> "$OUT/sanitizer_potrf.txt"; done
