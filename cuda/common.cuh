@@ -25,26 +25,32 @@ inline unsigned GridFor(int64_t blocks) {
 // Grid of a persistent kernel: enough blocks to fill every SM once (at most `blocks_needed`).
 // The SM count and the kernel's occupancy are queried once per (kernel, device) and cached, so
 // launches do no device queries on the hot path. Call from one template instantiation per kernel
-// (`Tag` keeps the caches of different kernels apart).
-template <typename Tag, typename Kernel>
-cudaError_t PersistentGrid(Kernel kernel, int threads, size_t smem, int64_t blocks_needed,
-                           unsigned* grid) {
+// (`Tag` keeps the caches of different kernels apart). Where the dynamic shared memory, and so the
+// occupancy, varies with a runtime size, PersistentGridKeyed caches per `key` < KEYS (e.g. n).
+template <typename Tag, int KEYS, typename Kernel>
+cudaError_t PersistentGridKeyed(Kernel kernel, int threads, size_t smem, int64_t blocks_needed, int key,
+                                unsigned* grid) {
   constexpr int kMaxDevices = 64;
-  static int resident[kMaxDevices] = {};  // 0 = not queried yet; benign race: same value written
+  static int resident[kMaxDevices][KEYS] = {};  // 0 = not queried yet; benign race: same value written
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
-  int cached = dev < kMaxDevices ? resident[dev] : 0;
+  const bool cacheable = dev < kMaxDevices && key >= 0 && key < KEYS;
+  int cached = cacheable ? resident[dev][key] : 0;
   if (cached == 0) {
     int sms = 0, per_sm = 0;
     if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
     if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem)) != cudaSuccess)
       return e;
     cached = (per_sm < 1 ? 1 : per_sm) * sms;
-    if (dev < kMaxDevices) resident[dev] = cached;
+    if (cacheable) resident[dev][key] = cached;
   }
   *grid = static_cast<unsigned>(blocks_needed < cached ? blocks_needed : cached);
   return cudaSuccess;
+}
+template <typename Tag, typename Kernel>
+cudaError_t PersistentGrid(Kernel kernel, int threads, size_t smem, int64_t blocks_needed, unsigned* grid) {
+  return PersistentGridKeyed<Tag, 1>(kernel, threads, smem, blocks_needed, 0, grid);
 }
 
 // Shared memory a block may opt in to on the current device (227 KB on sm_90, 163 KB on sm_80),

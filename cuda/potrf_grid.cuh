@@ -255,7 +255,8 @@ cudaError_t GridLaunchNP(cudaStream_t s, const T* a, T* out, int32_t* info, int6
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (e != cudaSuccess) return e;
   unsigned grid = 0;
-  if ((e = PersistentGrid<G>(kern, C::NT, smem, batch, &grid)) != cudaSuccess) return e;
+  // The stage grows with n: so may the blocks per SM fall (f64 NP = 96: 3 at n = 72, 2 at n = 96).
+  if ((e = PersistentGridKeyed<G, NP + 1>(kern, C::NT, smem, batch, n, &grid)) != cudaSuccess) return e;
   const bool vec = n % C::kV == 0 && reinterpret_cast<uintptr_t>(a) % 16 == 0;
   kern<<<grid, C::NT, smem, s>>>(a, out, info, batch, n, mode, vec);
   return cudaGetLastError();
