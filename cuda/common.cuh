@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <cuda_runtime.h>
 
 namespace batchla {
@@ -64,6 +65,16 @@ inline size_t SmemOptin() {
   if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return 0;
   if (dev < kMaxDevices) cache[dev] = v;
   return size_t(v);
+}
+
+// ---- compile-time loop: f(std::integral_constant<int, I>{}) for I = B .. E - 1, so that the body
+// can index register arrays and pick template arguments with I.
+template <int B, int E, typename F>
+__device__ __forceinline__ void StaticFor(F&& f) {
+  if constexpr (B < E) {
+    f(std::integral_constant<int, B>{});
+    StaticFor<B + 1, E>(f);
+  }
 }
 
 // ---- scalar traits ----------------------------------------------------------------------------

@@ -13,8 +13,6 @@
 // this one is factored.
 #pragma once
 
-#include <type_traits>
-
 #include "cuda/potrf_wide.cuh"
 
 namespace batchla {
@@ -76,14 +74,6 @@ __device__ __forceinline__ void GridStage(const T* __restrict__ src, int n, T* s
     }
   }
   PfCpCommit();
-}
-
-template <int I, int N, typename F>
-__device__ __forceinline__ void StaticFor(F&& f) {
-  if constexpr (I < N) {
-    f(std::integral_constant<int, I>{});
-    StaticFor<I + 1, N>(f);
-  }
 }
 
 // Loads Q consecutive shared elements (16 B aligned when Q * sizeof(T) is a multiple of 16).

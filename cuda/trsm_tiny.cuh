@@ -21,13 +21,7 @@
 namespace batchla {
 namespace trsm_detail {
 
-template <int B, int E, typename F>
-__device__ __forceinline__ void StaticFor(F&& f) {
-  if constexpr (B < E) {
-    f(std::integral_constant<int, B>{});
-    StaticFor<B + 1, E>(f);
-  }
-}
+using detail::StaticFor;
 
 // Shared-memory layout of E elements per matrix.
 template <typename T, int E>
