@@ -2,16 +2,16 @@
 # One device call (issue 3: the grid class, cuda/potrf_grid.cuh; bench/NOTES.md "Grid class").
 # Carried in .carry/ (tests/cuda/build_potrf_variants.sh check_potrf
 # check_potrf_old=-DBATCHLA_POTRF_GRID_MAXN=0) and the modules of bench/build_for_device.sh. Timing
-# of both dispatches back to back (n = 33..128, twice), the full check, the GPU Cholesky tests, the
-# Cholesky bench (BENCH_N, both dtypes), then compute-sanitizer in sanitize mode (last: runs that
-# share the GPU with it time wrong; the first calls of 2026-11-23 did, see NOTES; SKIP_SANITIZER=1
-# leaves it out).
+# of both dispatches (or of the binaries in VARIANTS) back to back (n = 33..128, twice), the full
+# check of check_potrf, the GPU Cholesky tests, the Cholesky bench (BENCH_N, both dtypes), then
+# compute-sanitizer in sanitize mode (last: runs that share the GPU with it time wrong; the first
+# calls of 2026-11-23 did, see NOTES; SKIP_SANITIZER=1 leaves it out).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" /tmp/res
 step() { echo "=== $1 ($(date +%T))"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
-vs="check_potrf_old check_potrf"
+vs=${VARIANTS:-"check_potrf_old check_potrf"}  # binaries in .carry/ to time back to back
 for v in $vs; do xz -dc ".carry/$v.xz" > "/tmp/$v" && chmod +x "/tmp/$v"; done
 step "smoke (a hang or failure stops the call)"
 timeout 30 /tmp/check_potrf --timing-only 33 128 > "$OUT/smoke.txt" 2>&1 || { echo "smoke rc=$?"; tail -5 "$OUT/smoke.txt"; exit 1; }
