@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call (issue 3: the grid class, cuda/potrf_grid.cuh; bench/NOTES.md "Grid class").
-# Carried in .carry/ (tests/cuda/build_potrf_variants.sh check_potrf
+# Carried in .carry/ (tests/cuda/build_check_variants.sh check_potrf
 # check_potrf_old=-DBATCHLA_POTRF_GRID_MAXN=0) and the modules of bench/build_for_device.sh. Timing
 # of both dispatches (or of the binaries in VARIANTS) back to back (n = 33..128, twice), the full
 # check of check_potrf, the GPU Cholesky tests, the Cholesky bench (BENCH_N, both dtypes), then

@@ -1,5 +1,6 @@
-// LU blocked size classes: picks warp (n <= kLuWarpMaxN, registers), medium (matrix in shared memory, every output kind) or large
-// (matrix in global memory, factor only) for kLuSmallMaxN < n <= LuBlockedMaxN<T>().
+// LU blocked size classes: picks warp (matrix in registers: n <= kLuWarpMaxN, f32 up to
+// LuWarpWideMaxN), medium (matrix in shared memory, every output kind) or large (matrix in global
+// memory, factor only) for kLuSmallMaxN < n <= LuBlockedMaxN<T>().
 #include "cuda/lu_blocked_layout.cuh"
 
 namespace batchla {
@@ -64,14 +65,18 @@ template <typename T>
 cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
   const int n = args.n;
   if (n < 1 || args.batch < 1) return cudaErrorInvalidValue;
-  // n <= 64: matrix in the registers of one (f32) or two (f64) warps, no block barriers
-  // (cuda/lu_blocked_warp.cuh); kSolve with k > 1 stays on the medium class, and so do f64
-  // kFactor / kSlogdet (LuWarpLu).
+  // n <= 64: matrix in the registers of one (f32) or two (f64) warps, no block barriers; f32
+  // n = 65..128: four warps, one row each (cuda/lu_blocked_warp.cuh). kSolve with k > 1 stays on
+  // the medium class, and so do f64 kFactor / kSlogdet at n <= 64 (LuWarpLu).
+  const bool lu_out = out == LuOutput::kFactor || out == LuOutput::kSlogdet;
+  const bool gj_out = out == LuOutput::kInverse || (out == LuOutput::kSolve && args.k <= 1);
   if (n <= kLuWarpMaxN) {
-    if (out == LuOutput::kFactor || out == LuOutput::kSlogdet) {
-      if (LuWarpLu<T>()) return LuWarpRun<T, false>(stream, args, out);
-    } else if (out == LuOutput::kInverse || args.k <= 1) {
-      return LuWarpRun<T, true>(stream, args, out);
+    if (lu_out && LuWarpLu<T>()) return LuWarpRun<T, 64, false>(stream, args, out);
+    if (gj_out) return LuWarpRun<T, 64, true>(stream, args, out);
+  } else if (n <= LuWarpWideMaxN<T>()) {  // f32, n = 65..128: 4 warps per matrix, a row per thread
+    if constexpr (sizeof(T) == 4) {
+      if (lu_out && n >= tuning::kLuWarpWideLuMinN) return LuWarpRun<T, 128, false>(stream, args, out);
+      if (gj_out) return LuWarpRun<T, 128, true>(stream, args, out);
     }
   }
   if (out == LuOutput::kFactor) {

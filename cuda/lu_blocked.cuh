@@ -519,7 +519,15 @@ cudaError_t LuMediumRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out
 template <typename T>
 cudaError_t LuLargeLaunch(cudaStream_t stream, const LuArgs<T>& args);
 constexpr int kLuWarpMaxN = 64;  // the warp class holds 64 padded rows x 64 columns
-template <typename T, bool GJ>  // n <= kLuWarpMaxN; GJ: kInverse / kSolve (k <= 1), else kFactor / kSlogdet
+// Above kLuWarpMaxN, f32 only: N = 128 (one 128-register row per thread, 4 warps per matrix) up to
+// this n (0 for f64: a 128-column f64 row does not fit a thread's registers); LU outputs only from
+// tuning::kLuWarpWideLuMinN.
+template <typename T>
+constexpr int LuWarpWideMaxN() {
+  return sizeof(T) == 4 ? tuning::kLuWarpWideMaxNF32 : 0;
+}
+// n <= N (64, or 128 for f32); GJ: kInverse / kSolve (k <= 1), else kFactor / kSlogdet
+template <typename T, int N, bool GJ>
 cudaError_t LuWarpRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
 
 }  // namespace detail

@@ -1,6 +1,7 @@
-// Batched LU, "warp" class of the blocked LU (kLuSmallMaxN < n <= kLuWarpMaxN = 64): a group of
-// G warps per matrix (f32: G = 1, lane owns rows lane and lane + 32; f64: G = 2, thread owns one
-// row), several groups per block, the whole matrix in REGISTERS, no block barriers.
+// Batched LU, "warp" class of the blocked LU (kLuSmallMaxN < n <= kLuWarpMaxN = 64, and f32 up to
+// LuWarpWideMaxN<T>() = 128 with N = 128): a group of G warps per matrix (N = 64: f32 G = 1, lane
+// owns rows lane and lane + 32; f64 G = 2, thread owns one row; N = 128 f32: G = 4, thread owns one
+// row), the whole matrix in REGISTERS; N = 64: several groups per block, no block barriers.
 //
 // Final-destination pivoting: rows never move. Thread t of a group owns original rows
 // t + q * 32 G (q < R) and tracks each row's current position pos (LAPACK's row order after the
@@ -14,8 +15,9 @@
 // pivots / info as getrf):
 //   LU (kFactor, kSlogdet; f64 uses it only when forced, cuda/lu_blocked.cu): getf2: rows with
 //     pos > j get l = a(r, j) / pivot and a rank-1 update of the columns right of j (the columns
-//     left of j see a zeroed pivot row, so a NaN / Inf multiplier -- only from a non-finite input --
-//     turns that row's L entries to NaN where LAPACK would leave them). Output rows go to lu row
+//     left of j see a zeroed pivot row; the other rows get l = 0, so every row runs the same FMAs:
+//     a NaN / Inf multiplier or pivot row -- only from a non-finite input -- turns L entries or
+//     earlier U rows of that matrix to NaN where LAPACK would leave them). Output rows go to lu row
 //     pos through a shared tile (coalesced).
 //   GJ (kInverse, kSolve with k <= 1): in-place Gauss-Jordan on [A | b]: every non-pivot row is
 //     eliminated (column j keeps -l), the pivot row is scaled by 1 / pivot (column j keeps
@@ -29,7 +31,6 @@
 namespace batchla {
 namespace detail {
 
-constexpr int kLuWarpN = kLuWarpMaxN;  // padded columns / rows held per matrix
 constexpr int kLuWarpThreads = 128;  // threads per block
 // Blocks per SM the register budget aims at: 3 caps registers at 168 (a few dozen bytes of spills
 // in the output stage) instead of 230-246 (2 blocks); BATCHLA_LU_WARP_MINB: benchmark variant.
@@ -38,27 +39,41 @@ constexpr int kLuWarpMinBlocks = BATCHLA_LU_WARP_MINB;
 #else
 constexpr int kLuWarpMinBlocks = 3;
 #endif
+// Two-phase pivot publish for G > 1 (LuWarpStep): f32 n = 128 getrf 1710 -> 1500 us, inverse
+// 2055 -> 1751, gesv k = 1 1985 -> 1616 (bench/NOTES.md, "Warp class v3"); f64 N = 64 ~1 %.
+// BATCHLA_LU_WARP_TWO_PHASE=0/1: benchmark variant.
+#ifdef BATCHLA_LU_WARP_TWO_PHASE
+constexpr bool kLuWarpTwoPhase = BATCHLA_LU_WARP_TWO_PHASE != 0;
+#else
+constexpr bool kLuWarpTwoPhase = true;
+#endif
 
-template <typename T>
+// N: padded rows and columns held per matrix (64, or 128 for f32). Every thread holds R whole rows,
+// 128 registers of data: G = N * N words / (128 * 32) warps per matrix (N = 64: f32 1, f64 2;
+// N = 128 f32: 4).
+template <typename T, int N_>
 struct LuWarpCfg {
-  static constexpr int G = sizeof(T) == 8 ? 2 : 1;  // warps per matrix (f64 rows: 128 registers)
+  static constexpr int N = N_;
+  static_assert((N & (N - 1)) == 0, "columns rotate modulo N");
+  static constexpr int G = N * N * int(sizeof(T)) / 4 / (128 * 32);  // warps per matrix
+  static_assert(G >= 1 && 32 * G <= kLuWarpThreads, "a group fits a block");
   static constexpr int TG = 32 * G;                 // threads per group
-  static constexpr int R = kLuWarpN / TG;           // rows per thread
+  static constexpr int R = N / TG;                  // rows per thread
   static constexpr int M = kLuWarpThreads / TG;     // matrices per block
-  static constexpr int NP = kLuWarpN + 4;           // published row: n columns + b, padded
-  static constexpr int TLD = kLuWarpN + 1;          // tile leading dimension capacity
+  static constexpr int NP = N + 4;                  // published row: n columns + b, padded
+  static constexpr int TLD = N + 1;                 // tile leading dimension capacity
 };
 
 // Per-group shared memory.
-template <typename T>
+template <typename T, int N>
 struct LuWarpShared {
-  using C = LuWarpCfg<T>;
+  using C = LuWarpCfg<T, N>;
   alignas(16) T prow[2][C::G][C::NP];  // candidate (G > 1) / pivot rows, double-buffered by step
   unsigned long long key[2][C::G];
   int cpos[2][C::G], crow[2][C::G];
-  int rowof[kLuWarpN];  // rowof[j]: original row pivoted at step j (= perm)
-  int pivs[kLuWarpN];   // 0-based LAPACK pivots
-  alignas(16) T tile[kLuWarpN * C::TLD];  // global <-> register staging, leading dimension n | 1
+  int rowof[N];  // rowof[j]: original row pivoted at step j (= perm)
+  int pivs[N];   // 0-based LAPACK pivots
+  alignas(16) T tile[N * C::TLD];  // global <-> register staging, leading dimension n | 1
 };
 
 template <int G>
@@ -100,10 +115,10 @@ __device__ __forceinline__ void LuGroupCopy(const T* __restrict__ src, int lds, 
   }
 }
 
-template <typename T>
+template <typename T, int N>
 struct LuWarpState {
-  using C = LuWarpCfg<T>;
-  T row[C::R][kLuWarpN];
+  using C = LuWarpCfg<T, N>;
+  T row[C::R][N];
   T b[C::R];      // GJ: right-hand side (k = 1), else unused
   T sc[C::R];     // GJ: deferred 1 / pivot of the row's own step
   int pos[C::R];  // current position of each owned row; -1: padding row (r >= n)
@@ -122,12 +137,13 @@ struct LuWarpState {
 //   GJ: every row but the pivot: column j keeps -l; the pivot row is not scaled here (it shifts
 //     unchanged and gets 1 in slot N - 1; sc = 1 / pivot applied at the output: elimination is
 //     linear in each row, so the row's scale carries through the later steps).
-template <typename T, bool GJ>
-__device__ __forceinline__ void LuWarpStep(LuWarpState<T>& s, LuWarpShared<T>* sh, int j, int group, int t) {
-  using C = LuWarpCfg<T>;
+template <typename T, int N, bool GJ>
+__device__ __forceinline__ void LuWarpStep(LuWarpState<T, N>& s, LuWarpShared<T, N>* sh, int j, int group, int t,
+                                           bool det) {
+  using C = LuWarpCfg<T, N>;
   using V = LuVec<T>;
   using VT = typename V::type;
-  constexpr int KV = V::kN, N = kLuWarpN;
+  constexpr int KV = V::kN;
   const int lane = t & 31, w = t >> 5, par = j & 1;
   // 1. best candidate of the thread, then of the warp (largest key, then smallest pos)
   unsigned long long key = 0;
@@ -140,20 +156,28 @@ __device__ __forceinline__ void LuWarpStep(LuWarpState<T>& s, LuWarpShared<T>* s
   const unsigned long long mykey = key;
   const int mypos = kp;
   LuWarpArgmax(key, kp);
-  // 2. the warp's winner publishes its row (and, G > 1, its key; a warp without candidates
-  // publishes key 0 so that a stale slot is never chosen)
-  if (key == 0 && lane == 0) sh->key[par][w] = 0ull, sh->cpos[par][w] = 0x7fffffff;
-  if (key != 0 && mykey == key && mypos == kp) {
-    T* dst = sh->prow[par][w];
+  // 2. the pivot row is published, and (G > 1) the group's pivot is the best of the G warp winners.
+  // One-phase: every warp's winner publishes its row and key, one sync, the best is read. Two-phase
+  // (kLuWarpTwoPhase, G > 1): the warps publish keys only, sync, the group's winner alone publishes
+  // its row, sync: G - 1 fewer row copies per step for one more barrier.
+  // A warp without candidates publishes key 0 so that a stale slot is never chosen.
+  const bool winner = key != 0 && mykey == key && mypos == kp;
+  constexpr bool two = kLuWarpTwoPhase && C::G > 1;
+  auto publish_row = [&](T* dst) {
+    // LU: the slots N - j .. N - 1 (columns left of j: the row's L part) must read as 0. They are
+    // not masked per element: only granules holding U columns are written, then slots N - j ..
+    // N - j + KV - 1 are zeroed (the last granule's L part, and the two slots this buffer's
+    // previous step, j - 2, still had as U); those beyond were zeroed at earlier steps, by the
+    // buffer's writer of each step.
 #pragma unroll
     for (int c = 0; c < N; c += KV) {
+      if (!GJ && c >= N - j) break;
       T v[KV];
 #pragma unroll
       for (int e = 0; e < KV; ++e) {
         v[e] = s.row[0][c + e];
 #pragma unroll
         for (int q = 1; q < C::R; ++q) v[e] = kq == q ? s.row[q][c + e] : v[e];
-        if (!GJ && c + e >= N - j) v[e] = T(0);  // LU: columns left of j
       }
       if constexpr (KV == 4) *reinterpret_cast<float4*>(dst + c) = make_float4(v[0], v[1], v[2], v[3]);
       else *reinterpret_cast<double2*>(dst + c) = make_double2(v[0], v[1]);
@@ -163,13 +187,24 @@ __device__ __forceinline__ void LuWarpStep(LuWarpState<T>& s, LuWarpShared<T>* s
 #pragma unroll
       for (int q = 1; q < C::R; ++q) bv = kq == q ? s.b[q] : bv;
       dst[N] = bv;
+    } else {
+#pragma unroll
+      for (int e = 0; e < KV; ++e)
+        if (N - j + e < N) dst[N - j + e] = T(0);
     }
+  };
+  if (key == 0 && lane == 0) sh->key[par][w] = 0ull, sh->cpos[par][w] = 0x7fffffff;
+  if (winner) {
+    if (!two) publish_row(sh->prow[par][w]);
     sh->key[par][w] = key;
     sh->cpos[par][w] = kp;
     sh->crow[par][w] = t + kq * C::TG;
+  } else if (!GJ && !two && key == 0 && lane == 0) {  // keep this warp's buffer zeroed
+#pragma unroll
+    for (int e = 0; e < KV; ++e)
+      if (N - j + e < N) sh->prow[par][w][N - j + e] = T(0);
   }
   LuGroupSync<C::G>(group);
-  // 3. the group's pivot: best of the G warp winners
   int ws = 0;
   if constexpr (C::G > 1) {
     unsigned long long bk = sh->key[par][0];
@@ -181,13 +216,17 @@ __device__ __forceinline__ void LuWarpStep(LuWarpState<T>& s, LuWarpShared<T>* s
       if (ok > bk || (ok == bk && op < bp)) bk = ok, bp = op, ws = u;
     }
   }
-  const T* u = sh->prow[par][ws];
+  if constexpr (two) {
+    if (winner && w == ws) publish_row(sh->prow[par][0]);
+    LuGroupSync<C::G>(group);
+  }
+  const T* u = sh->prow[par][two ? 0 : ws];
   const int ppos = sh->cpos[par][ws], prow = sh->crow[par][ws];
   if (t == 0) sh->rowof[j] = prow, sh->pivs[j] = ppos;
   const T pv = u[0];
   if (pv == T(0) && s.info == 0) s.info = j + 1;
   if constexpr (!GJ) {
-    s.logs += log(fabs(pv));
+    if (det) s.logs += log(fabs(pv));  // slogdet only (a uniform branch): ~30 instructions
     s.cnt += (ppos != j) + (pv < T(0)) + (pv == T(0) ? (1 << 20) : 0);
   }
   const bool tiny = !(fabs(pv) >= LuMinNormal<T>());  // LAPACK: divide instead of 1/pivot
@@ -216,9 +255,10 @@ __device__ __forceinline__ void LuWarpStep(LuWarpState<T>& s, LuWarpShared<T>* s
 #pragma unroll
       for (int e = 0; e < KV; ++e)
         if (c + e > 0) {
-          const T x = s.row[q][c + e];
-          const T y = fma(-l[q], V::Get(v, e), x);
-          s.row[q][c + e - 1] = GJ || elim[q] ? y : x;  // LU: U rows / padding shift unchanged
+          // LU: rows not eliminated (U rows, padding) have l = 0 and shift unchanged, as do the
+          // L slots of every row (the pivot row reads 0 there). A non-finite pivot row (only from
+          // a non-finite input) makes 0 * inf = NaN there, where LAPACK leaves those values.
+          s.row[q][c + e - 1] = fma(-l[q], V::Get(v, e), s.row[q][c + e]);
         }
   }
 #pragma unroll
@@ -231,19 +271,18 @@ __device__ __forceinline__ void LuWarpStep(LuWarpState<T>& s, LuWarpShared<T>* s
 }
 
 // GJ = false: kFactor / kSlogdet; GJ = true: kInverse / kSolve (k <= 1).
-template <typename T, bool GJ>
+template <typename T, int N, bool GJ>
 __global__ void __launch_bounds__(kLuWarpThreads, kLuWarpMinBlocks) LuWarpKernel(LuArgs<T> args, int out) {
-  using C = LuWarpCfg<T>;
-  constexpr int N = kLuWarpN;
+  using C = LuWarpCfg<T, N>;
   extern __shared__ __align__(16) unsigned char smraw[];
   const int group = threadIdx.x / C::TG, t = threadIdx.x % C::TG;
-  auto* sh = reinterpret_cast<LuWarpShared<T>*>(smraw) + group;
+  auto* sh = reinterpret_cast<LuWarpShared<T, N>*>(smraw) + group;
   const int n = args.n, ld = n | 1;
   const int64_t nn = static_cast<int64_t>(n) * n;
   const bool has_b = GJ && out == int(LuOutput::kSolve) && args.k == 1;
   for (int64_t mat = int64_t(blockIdx.x) * C::M + group; mat < args.batch; mat += int64_t(gridDim.x) * C::M) {
     LuGroupCopy<T, C::TG>(args.a + mat * nn, n, sh->tile, ld, n, n, t);
-    LuWarpState<T> s;
+    LuWarpState<T, N> s;
     LuGroupSync<C::G>(group);
 #pragma unroll
     for (int q = 0; q < C::R; ++q) {
@@ -256,7 +295,8 @@ __global__ void __launch_bounds__(kLuWarpThreads, kLuWarpMinBlocks) LuWarpKernel
     }
     s.info = 0, s.logs = T(0), s.cnt = 0;
     LuGroupSync<C::G>(group);  // tile reads done before the output stage rewrites it
-    for (int j = 0; j < n; ++j) LuWarpStep<T, GJ>(s, sh, j, group, t);
+    const bool det = out == int(LuOutput::kSlogdet);
+    for (int j = 0; j < n; ++j) LuWarpStep<T, N, GJ>(s, sh, j, group, t, det);
     LuGroupSync<C::G>(group);  // rowof / pivs of the last step visible
     if constexpr (GJ) {
       if (out == int(LuOutput::kInverse)) {  // inv(pos(r), rowof[k]) = sc(r) W(r, k), W(r, k) in slot (k - n) mod N
@@ -309,11 +349,11 @@ __global__ void __launch_bounds__(kLuWarpThreads, kLuWarpMinBlocks) LuWarpKernel
   }
 }
 
-template <typename T, bool GJ>
+template <typename T, int N, bool GJ>
 cudaError_t LuWarpRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
-  using C = LuWarpCfg<T>;
-  const size_t smem = C::M * sizeof(LuWarpShared<T>);
-  auto kern = LuWarpKernel<T, GJ>;
+  using C = LuWarpCfg<T, N>;
+  const size_t smem = C::M * sizeof(LuWarpShared<T, N>);
+  auto kern = LuWarpKernel<T, N, GJ>;
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (e != cudaSuccess) return e;
   kern<<<GridFor(CeilDiv(args.batch, C::M)), kLuWarpThreads, smem, stream>>>(args, int(out));

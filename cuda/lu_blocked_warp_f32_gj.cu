@@ -3,6 +3,6 @@
 
 namespace batchla {
 namespace detail {
-template cudaError_t LuWarpRun<float, true>(cudaStream_t, const LuArgs<float>&, LuOutput);
+template cudaError_t LuWarpRun<float, 64, true>(cudaStream_t, const LuArgs<float>&, LuOutput);
 }  // namespace detail
 }  // namespace batchla

@@ -3,6 +3,6 @@
 
 namespace batchla {
 namespace detail {
-template cudaError_t LuWarpRun<double, true>(cudaStream_t, const LuArgs<double>&, LuOutput);
+template cudaError_t LuWarpRun<double, 64, true>(cudaStream_t, const LuArgs<double>&, LuOutput);
 }  // namespace detail
 }  // namespace batchla

@@ -128,6 +128,20 @@ constexpr int kLuLargeStrip = 256;      // U12 columns staged in shared memory p
 // with 32); f64: 32 (faster than 8 for f64, bench/NOTES.md "getrf blocked", warp class).
 template <typename T>
 constexpr int LuWarpCopyLoads() { return sizeof(T) == 4 ? 8 : 32; }
+// warp class at N = 128 (f32, n = 65..kLuWarpWideMaxNF32; bench/NOTES.md "Warp class at N = 128"):
+// Gauss-Jordan outputs (inverse, gesv k <= 1) over the whole range (inverse n = 128 8.6 -> 2.0 ms,
+// n = 96 4.4 -> 2.3 ms); LU outputs (getrf, slogdet) from kLuWarpWideLuMinN (getrf n = 128
+// 2.16 -> 1.77 ms; n = 96 2.16 -> 2.22 ms stays on the medium class).
+#ifdef BATCHLA_LU_WARP_WIDE_MAXN
+constexpr int kLuWarpWideMaxNF32 = BATCHLA_LU_WARP_WIDE_MAXN;
+#else
+constexpr int kLuWarpWideMaxNF32 = 128;
+#endif
+#ifdef BATCHLA_LU_WARP_WIDE_LU_MINN
+constexpr int kLuWarpWideLuMinN = BATCHLA_LU_WARP_WIDE_LU_MINN;
+#else
+constexpr int kLuWarpWideLuMinN = 113;
+#endif
 
 // ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
 // tiny / small / tile classes as trsm's (limits above); panel: a block of warps per matrix.

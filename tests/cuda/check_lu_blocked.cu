@@ -4,8 +4,9 @@
 // Links with the blocked LU files only:
 //   nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I. -o chk \
 //        tests/cuda/check_lu_blocked.cu cuda/lu_blocked*.cu
-// Arguments: "quick" skips the timing tables; "time" runs only them. BATCHLA_CHECK_SANITIZE=1
-// (sanitize mode, tests/cuda/check_common.h): checks only, on the short size list of CheckAll.
+// Arguments: "quick" skips the timing tables; "time" runs only them ("time N...": those sizes).
+// BATCHLA_CHECK_SANITIZE=1 (sanitize mode, tests/cuda/check_common.h): checks only, on the short
+// size list of CheckAll.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -477,8 +478,14 @@ int main(int argc, char** argv) {
   }
   if (!quick) {
     std::printf("\n| dtype | n | output | batch | time us | GB/s | GFLOP/s | roofline |\n|---|---|---|---|---|---|---|---|\n");
-    for (int n : {64, 128, 256, 512}) Time<float>(n);
-    for (int n : {64, 128, 256, 512}) Time<double>(n);
+    std::vector<int> f32 = {64, 96, 128, 256, 512}, f64 = {64, 128, 256, 512};
+    if (time_only && argc > 2) {  // "time N...": these sizes only, both dtypes
+      f32.clear();
+      for (int a = 2; a < argc; ++a) f32.push_back(std::atoi(argv[a]));
+      f64 = f32;
+    }
+    for (int n : f32) Time<float>(n);
+    for (int n : f64) Time<double>(n);
   }
   if (g_fail) {
     std::printf("check_lu_blocked: %d FAILURES (near-tie pivots: %d)\n", g_fail, g_ties);
