@@ -52,11 +52,12 @@ __global__ void __launch_bounds__(tuning::kPotrfWideMaxN)
   const int stepA = mode == kLoadUpper ? LD : 1;
   for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x) {
     const T* am = a + mat * nn;
-    // An opaque copy of the row per matrix keeps the 64 load offsets inside the matrix loop (hoisted,
-    // they stay live across the factor): 166 -> 96 registers (f32 potrf), 250 -> 164 (f64); f32
-    // n = 64 0.286 -> 0.335 of the roofline (bench/NOTES.md, "Grid class — measured").
+    // f32: an opaque copy of the row per matrix keeps the 64 load offsets inside the matrix loop
+    // (hoisted, they stay live across the factor): 166 -> 96 registers, n = 64 0.286 -> 0.335 of
+    // the roofline. f64 keeps them hoisted: opaque it measured 0.353 -> 0.266 at n = 64 with the
+    // symmetrized read (bench/NOTES.md, "Grid per-n launch and wide-class opaque row").
     int ro = r;
-    asm volatile("" : "+r"(ro));
+    if constexpr (sizeof(T) == 4) asm volatile("" : "+r"(ro));
     const int baseA = mode == kLoadUpper ? ro : ro * LD;
     if (r < n) {  // thread r copies column r of every row it needs (each row coalesced)
       for (int i = 0; i < n; ++i) {
