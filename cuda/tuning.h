@@ -129,9 +129,9 @@ constexpr int kLuLargeStrip = 256;      // U12 columns staged in shared memory p
 template <typename T>
 constexpr int LuWarpCopyLoads() { return sizeof(T) == 4 ? 8 : 32; }
 // warp class at N = 128 (f32, n = 65..kLuWarpWideMaxNF32; bench/NOTES.md "Warp class at N = 128"):
-// Gauss-Jordan outputs (inverse, gesv k <= 1) over the whole range (inverse n = 128 8.6 -> 2.0 ms,
-// n = 96 4.4 -> 2.3 ms); LU outputs (getrf, slogdet) from kLuWarpWideLuMinN (getrf n = 128
-// 2.16 -> 1.77 ms; n = 96 2.16 -> 2.22 ms stays on the medium class).
+// Gauss-Jordan outputs (inverse, gesv k <= 1) over the whole range (inverse n = 128 8.6 -> 1.75 ms,
+// n = 96 4.4 -> 2.15 ms); LU outputs (getrf, slogdet) from kLuWarpWideLuMinN (getrf n = 128
+// 2.16 -> 1.50 ms; at n = 96 v2 measured 2.22 ms vs the medium class's 2.16: medium).
 #ifdef BATCHLA_LU_WARP_WIDE_MAXN
 constexpr int kLuWarpWideMaxNF32 = BATCHLA_LU_WARP_WIDE_MAXN;
 #else
