@@ -163,6 +163,11 @@ __device__ __forceinline__ void LuWarpStep(LuWarpState<T, N>& s, LuWarpShared<T,
   // A warp without candidates publishes key 0 so that a stale slot is never chosen.
   const bool winner = key != 0 && mykey == key && mypos == kp;
   constexpr bool two = kLuWarpTwoPhase && C::G > 1;
+  auto zero_l_slots = [&](T* dst) {  // LU: slots N - j .. N - j + KV - 1 (see publish_row)
+#pragma unroll
+    for (int e = 0; e < KV; ++e)
+      if (N - j + e < N) dst[N - j + e] = T(0);
+  };
   auto publish_row = [&](T* dst) {
     // LU: the slots N - j .. N - 1 (columns left of j: the row's L part) must read as 0. They are
     // not masked per element: only granules holding U columns are written, then slots N - j ..
@@ -188,9 +193,7 @@ __device__ __forceinline__ void LuWarpStep(LuWarpState<T, N>& s, LuWarpShared<T,
       for (int q = 1; q < C::R; ++q) bv = kq == q ? s.b[q] : bv;
       dst[N] = bv;
     } else {
-#pragma unroll
-      for (int e = 0; e < KV; ++e)
-        if (N - j + e < N) dst[N - j + e] = T(0);
+      zero_l_slots(dst);
     }
   };
   if (key == 0 && lane == 0) sh->key[par][w] = 0ull, sh->cpos[par][w] = 0x7fffffff;
@@ -200,9 +203,7 @@ __device__ __forceinline__ void LuWarpStep(LuWarpState<T, N>& s, LuWarpShared<T,
     sh->cpos[par][w] = kp;
     sh->crow[par][w] = t + kq * C::TG;
   } else if (!GJ && !two && key == 0 && lane == 0) {  // keep this warp's buffer zeroed
-#pragma unroll
-    for (int e = 0; e < KV; ++e)
-      if (N - j + e < N) sh->prow[par][w][N - j + e] = T(0);
+    zero_l_slots(sh->prow[par][w]);
   }
   LuGroupSync<C::G>(group);
   int ws = 0;
