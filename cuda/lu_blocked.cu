@@ -49,15 +49,16 @@ int LuBlockedFusedMaxN() {
   return MediumMaxN<T>();
 }
 
-// kFactor / kSlogdet for n <= kLuWarpMaxN on the warp class: f32 yes (64: getrf 1218 vs 1325 us,
-// slogdet 1135 vs 1376), f64 no (two warps per matrix: getrf 1746 vs 1301 us, slogdet 1663 vs 1124
-// on the medium class). BATCHLA_LU_WARP_LU=0/1 forces it for both (benchmark variant).
+// kFactor / kSlogdet for n <= kLuWarpMaxN on the warp class (else the medium class): f32 n = 64
+// getrf 837 vs 1325 us; f64 since its 2-block register budget (bench/NOTES.md, "Warp class v4"):
+// n = 64 getrf 926 vs 1290 us, slogdet 1020 vs 1167; n = 48 1225 vs 1358, slogdet a tie.
+// BATCHLA_LU_WARP_LU=0: the medium class (benchmark variant).
 template <typename T>
 constexpr bool LuWarpLu() {
 #ifdef BATCHLA_LU_WARP_LU
   return BATCHLA_LU_WARP_LU != 0;
 #else
-  return sizeof(T) == 4;
+  return true;
 #endif
 }
 
@@ -67,7 +68,7 @@ cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) 
   if (n < 1 || args.batch < 1) return cudaErrorInvalidValue;
   // n <= 64: matrix in the registers of one (f32) or two (f64) warps, no block barriers; f32
   // n = 65..128: four warps, one row each (cuda/lu_blocked_warp.cuh). kSolve with k > 1 stays on
-  // the medium class, and so do f64 kFactor / kSlogdet at n <= 64 (LuWarpLu).
+  // the medium class.
   const bool lu_out = out == LuOutput::kFactor || out == LuOutput::kSlogdet;
   const bool gj_out = out == LuOutput::kInverse || (out == LuOutput::kSolve && args.k <= 1);
   if (n <= kLuWarpMaxN) {

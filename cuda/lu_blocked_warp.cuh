@@ -13,7 +13,7 @@
 //
 // Two elimination modes (same pivot sequence and same values in the unpivoted rows, so the same
 // pivots / info as getrf):
-//   LU (kFactor, kSlogdet; f64 uses it only when forced, cuda/lu_blocked.cu): getf2: rows with
+//   LU (kFactor, kSlogdet): getf2: rows with
 //     pos > j get l = a(r, j) / pivot and a rank-1 update of the columns right of j (the columns
 //     left of j see a zeroed pivot row; the other rows get l = 0, so every row runs the same FMAs:
 //     a NaN / Inf multiplier or pivot row -- only from a non-finite input -- turns L entries or
@@ -32,13 +32,20 @@ namespace batchla {
 namespace detail {
 
 constexpr int kLuWarpThreads = 128;  // threads per block
-// Blocks per SM the register budget aims at: 3 caps registers at 168 (a few dozen bytes of spills
-// in the output stage) instead of 230-246 (2 blocks); BATCHLA_LU_WARP_MINB: benchmark variant.
+// Blocks per SM the register budget aims at (BATCHLA_LU_WARP_MINB: benchmark variant for all).
+// 3 caps registers at 168: 128 hold the row(s), so the pivot row's 16-byte loads all go through one
+// register quad, each load waiting for the FMAs of the previous one (ncu, f64 N = 64: every DFMA
+// stalls on the short scoreboard). 2 (up to 255 registers) lets ptxas keep ~7 loads in flight:
+// f64 takes 2 (n = 64 gesv k = 1 1107 -> 944 us, inverse 1214 -> 1014; bench/NOTES.md, "Warp
+// class v4"); f32 (4-8 FMAs per load) keeps 3 (with 2: n = 64 and 128 1.2-1.3x slower).
+template <typename T>
+constexpr int LuWarpMinBlocks() {
 #ifdef BATCHLA_LU_WARP_MINB
-constexpr int kLuWarpMinBlocks = BATCHLA_LU_WARP_MINB;
+  return BATCHLA_LU_WARP_MINB;
 #else
-constexpr int kLuWarpMinBlocks = 3;
+  return sizeof(T) == 8 ? 2 : 3;
 #endif
+}
 // Two-phase pivot publish for G > 1 (LuWarpStep): f32 n = 128 getrf 1710 -> 1500 us, inverse
 // 2055 -> 1751, gesv k = 1 1985 -> 1616 (bench/NOTES.md, "Warp class v3"); f64 N = 64 ~1 %.
 // BATCHLA_LU_WARP_TWO_PHASE=0/1: benchmark variant.
@@ -273,7 +280,7 @@ __device__ __forceinline__ void LuWarpStep(LuWarpState<T, N>& s, LuWarpShared<T,
 
 // GJ = false: kFactor / kSlogdet; GJ = true: kInverse / kSolve (k <= 1).
 template <typename T, int N, bool GJ>
-__global__ void __launch_bounds__(kLuWarpThreads, kLuWarpMinBlocks) LuWarpKernel(LuArgs<T> args, int out) {
+__global__ void __launch_bounds__(kLuWarpThreads, LuWarpMinBlocks<T>()) LuWarpKernel(LuArgs<T> args, int out) {
   using C = LuWarpCfg<T, N>;
   extern __shared__ __align__(16) unsigned char smraw[];
   const int group = threadIdx.x / C::TG, t = threadIdx.x % C::TG;

@@ -26,8 +26,8 @@
 //   Inverse: in-place Gauss-Jordan on the same pivot sequence (every lane updates its whole row
 //   each step: n^2 FMAs per step with all lanes busy, vs the triangular solves against I); the
 //   inverse's columns come out permuted by the pivot order and are scattered on write-back.
-//   Solve, k = 1: b is an extra column of the rows, eliminated by the factor (= forward
-//   substitution), then back substitution; k > 1: forward + back substitution after the factor,
+//   Solve, k = 1: b is an extra column of the rows, and the factor eliminates above the pivot too
+//   (Gauss-Jordan on [A | b], no triangular solves); k > 1: forward + back substitution after the factor,
 //   KC right-hand-side columns at a time in registers. The entry solved at each step is broadcast
 //   by shuffle from the lane that holds it.
 // Global I/O (both): persistent blocks, double-buffered; each chunk (consecutive matrices = one
@@ -211,6 +211,8 @@ struct LuSmallCfg {
   static constexpr int kThreads = (!kFast || kFits128 || kLuSmallThreads <= 32) ? kLuSmallThreads
                                   : (kFits64 || kLuSmallThreads <= 64)         ? kLuSmallThreads / 2
                                                                                 : kLuSmallThreads / 4;
+  // __launch_bounds__ blocks per SM (tuning.h, kLuSmallCapMinNF64); 0: none, ptxas picks
+  static constexpr int kMinBlocks = (sizeof(T) == 8 && N >= tuning::kLuSmallCapMinNF64) ? 3 : 0;
   static constexpr int kGroups = kThreads / kLanes;               // matrices in flight per block
   static constexpr int kG0 = (kLuSmallStageBytes + kGroups * kMatBytes / 2) / (kGroups * kMatBytes);
   static constexpr int kGAlign = kGroups >= kV ? 1 : kV / kGroups;  // chunk stays 16-byte aligned
@@ -286,8 +288,12 @@ struct LuLaneState {
 };
 
 // Factors the group's matrix in place (see the header comment). GJ: Gauss-Jordan inverse instead
-// of getf2. NC >= N columns: columns >= N (gesv k = 1: b) are eliminated along (forward substitution
-// for free). tb: v1's 2 x kTS broadcast rows; spl (or null): spl[j] = original row at j.
+// of getf2. NC > N columns (gesv k = 1: b in column N): Gauss-Jordan on [A | b] for the columns
+// right of j: the rows above the pivot are eliminated too (with multipliers row[j] / pivot), so at
+// the end row r holds only U(pos, pos) and b', and x(pos) = b' / U(pos, pos): no back substitution.
+// Lanes are busy with their own row either way, so the extra rows cost no instructions; the
+// unpivoted rows and pivots are getf2's, but row[c < N] no longer holds the LU factor.
+// tb: v1's 2 x kTS broadcast rows; spl (or null): spl[j] = original row at j.
 // The pivot row: v2 (sub-warp groups, 4 matrices per warp at n <= 16) by one shuffle per element
 // (f64: two) from the pivot's lane: each shuffle serves all groups of the warp, and the pivot lanes'
 // stores, the __syncwarp and the unused head of the first granule go away (+0-20 % measured). v1 (one
@@ -300,6 +306,7 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
   using VT = typename S::Vec;
   constexpr int V = S::kV, TS = RoundUp(N + 1, V);
   static_assert(!GJ || NC == N, "Gauss-Jordan has no extra columns");
+  constexpr bool kFoldGJ = NC > N;  // gesv k = 1: eliminate above the pivot too (see above)
   bool real[R];
 #pragma unroll
   for (int s = 0; s < R; ++s) real[s] = r + s * L < N;
@@ -351,7 +358,7 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
       }
     } else {
 #pragma unroll
-      for (int c = GJ ? 0 : j; c < (j + 1 < N ? NC : N); ++c) {  // last step: no row below, b not needed
+      for (int c = GJ ? 0 : j; c < (j + 1 < N || kFoldGJ ? NC : N); ++c) {  // last getf2 step: b not needed
         T v = row[0][c];
 #pragma unroll
         for (int s = 1; s < R; ++s) v = is_piv[s] ? row[s][c] : v;  // matters in the pivot's lane only
@@ -362,7 +369,7 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
     const T inv = S::Rcp(pv);
     st.parity ^= int(pm != unsigned(j));
     if (st.info == 0 && pv == T(0)) st.info = j + 1;
-    bool below[R];
+    bool below[R], elim[R];
 #pragma unroll
     for (int s = 0; s < R; ++s) {
       // exchange positions j and pm (pm == j: nothing moves)
@@ -371,6 +378,7 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
       if (r + s * L == j) st.piv[s] = pm;
       if (is_piv[s]) st.inv[s] = inv, st.diag[s] = pv;
       below[s] = real[s] && pos[s] > unsigned(j);  // rows below the pivot
+      elim[s] = kFoldGJ ? real[s] && !is_piv[s] : below[s];  // rows updated this step
     }
     const int j1 = j + 1 < N ? j + 1 : j;  // column of the next argmax
     if constexpr (!FAST) {  // v1 update (one row per lane)
@@ -382,7 +390,7 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
         for (int c = 0; c < N; ++c)
           if (c != j) row[0][c] = fma(m, wp[c], row[0][c]);
         row[0][j] = is_piv[0] ? inv : m;
-      } else if (below[0]) {
+      } else if (elim[0]) {
         T l;
         if (fabs(pv) >= S::kSfmin || pv != pv) l = row[0][j] * inv;   // LAPACK: scale by 1/pv
         else l = pv != T(0) ? row[0][j] / pv : row[0][j];              // tiny pivot: divide; zero: no scaling
@@ -416,7 +424,7 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
 #pragma unroll
       for (int s = 0; s < R; ++s) {
         l[s] = T(0);
-        if (below[s]) {
+        if (elim[s]) {
           if (mul) l[s] = row[s][j] * inv;
           else l[s] = pv != T(0) ? row[s][j] / pv : row[s][j];  // tiny pivot: divide; zero: no scaling
           row[s][j] = l[s];
@@ -431,9 +439,9 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
       }
 #pragma unroll
       for (int s = 0; s < R; ++s) {
-        if (below[s]) {
+        if (elim[s]) {  // the last step has no column j + 1 < N: it starts at b (column N)
 #pragma unroll
-          for (int c = j + 2; c < NC; ++c) row[s][c] = fma(-l[s], wp[c], row[s][c]);
+          for (int c = j + 1 < N ? j + 2 : j + 1; c < NC; ++c) row[s][c] = fma(-l[s], wp[c], row[s][c]);
         }
       }
     }
@@ -524,7 +532,7 @@ __device__ __forceinline__ void LuSlogdet(const LuLaneState<T, R>& st, int r, un
 }
 
 template <typename T, int N, LuOutput OUT, int KC>
-__global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads) LuSmallKernel(LuArgs<T> args, bool vec) {
+__global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::kMinBlocks) LuSmallKernel(LuArgs<T> args, bool vec) {
   using C = LuSmallCfg<T, N>;
   using VT = typename LuScalar<T>::Vec;
   constexpr int L = C::kLanes, R = C::kRows, G = C::kGroups, CH = C::kChunk, RS = C::kRS, V = C::kV;
@@ -622,14 +630,10 @@ __global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads) LuSmallKernel(LuAr
         }
         if (live && r == 0) args.info[mat] = lst.info;
       } else if constexpr (kFold) {
-        if (args.k == 1) {  // uniform (k = 0: nothing to solve)
-          T y[R][1];
-#pragma unroll
-          for (int s = 0; s < R; ++s) y[s][0] = row[s][N];
-          LuBackSolve<T, N, NC, L, R, 1>(row, pos, spl, lst.inv, y);
+        if (args.k == 1) {  // uniform (k = 0: nothing to solve); Gauss-Jordan left b' = U(pos, pos) x
 #pragma unroll
           for (int s = 0; s < R; ++s)
-            if (live && r + s * L < N) args.x[mat * N + pos[s]] = y[s][0];
+            if (live && r + s * L < N) args.x[mat * N + pos[s]] = row[s][N] * lst.inv[s];
         }
         if (live && r == 0) args.info[mat] = lst.info;
       } else if constexpr (OUT == LuOutput::kSolve) {

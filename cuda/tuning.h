@@ -103,6 +103,11 @@ constexpr int kLuSmallStageBytes = BATCHLA_LU_SMALL_STAGE_BYTES;
 #else
 constexpr int kLuSmallStageBytes = 8192;  // ~bytes of matrices per stage (16 KB: same or worse)
 #endif
+// Group kernels of f64 n >= kLuSmallCapMinNF64 ask for 3 blocks per SM (__launch_bounds__: at most
+// 168 registers): without it f64 n = 32 gesv k = 1 took 178 -> 2 blocks, 8 warps per SM (424 vs
+// 304 us with the cap). Not below: there ptxas alone stays lower (f64 n = 18..22 gesv 128 registers
+// vs 132-140 when asked for 3 blocks, 8 % slower; f32 n = 32 96 vs 109, getrf 8 % slower).
+constexpr int kLuSmallCapMinNF64 = 25;
 constexpr int kLuSmallMaxStages = 40 * 1024;  // v2 group blocks shrink to keep both stages under this
 // Group-kernel variant per size (bench/NOTES.md, "getrf small", v2):
 //   v2 (n <= kLuSmallV2MaxN): R = 2 rows per lane (one pivot-row shuffle serves two rows), shuffle
@@ -123,6 +128,8 @@ constexpr int kLuLargeStrip = 256;      // U12 columns staged in shared memory p
 // Medium blocks per SM (register budget, LuMediumRun in cuda/lu_blocked_medium.cuh): f32 8 / 3 / 1,
 // f64 5 / 2 / 1 for n <= 64 / 128 / larger. getrf medium -> large crossover: the medium class
 // while it fits (BATCHLA_LU_FACTOR_MEDIUM_MAXN_F32 / _F64 override it, cuda/lu_blocked.cu).
+// (f64 n = 97..128 with 256 threads instead of 128, still one block per SM by shared memory:
+// 3-5 % slower, bench/NOTES.md "Warp class v4".)
 // warp class (n <= 64, cuda/lu_blocked_warp.cuh): global loads in flight per thread when a group
 // stages its matrix. f32: 8 (f32 n = 64 check timing: gesv 852 vs 1574 us, inverse 955 vs 1656 us
 // with 32); f64: 32 (faster than 8 for f64, bench/NOTES.md "getrf blocked", warp class).
