@@ -66,19 +66,16 @@ template <typename T>
 cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
   const int n = args.n;
   if (n < 1 || args.batch < 1) return cudaErrorInvalidValue;
-  // n <= 64: matrix in the registers of one (f32) or two (f64) warps, no block barriers; f32
-  // n = 65..128: four warps, one row each (cuda/lu_blocked_warp.cuh). kSolve with k > 1 stays on
-  // the medium class.
+  // n <= 64: matrix in the registers of one (f32) or two (f64) warps, no block barriers; n = 65..128:
+  // four (f32) or eight (f64) warps (cuda/lu_blocked_warp.cuh). kSolve with k > 1 stays on the
+  // medium class.
   const bool lu_out = out == LuOutput::kFactor || out == LuOutput::kSlogdet;
   const bool gj_out = out == LuOutput::kInverse || (out == LuOutput::kSolve && args.k <= 1);
   if (n <= kLuWarpMaxN) {
     if (lu_out && LuWarpLu<T>()) return LuWarpRun<T, 64, false>(stream, args, out);
     if (gj_out) return LuWarpRun<T, 64, true>(stream, args, out);
-  } else if (n <= LuWarpWideMaxN<T>()) {  // f32, n = 65..128: 4 warps per matrix, a row per thread
-    if constexpr (sizeof(T) == 4) {
-      if (lu_out && n >= tuning::kLuWarpWideLuMinN) return LuWarpRun<T, 128, false>(stream, args, out);
-      if (gj_out) return LuWarpRun<T, 128, true>(stream, args, out);
-    }
+  } else if (n <= LuWarpWideMaxN<T>() && (lu_out || gj_out) && n >= LuWarpWideMinN<T>(out)) {  // N = 128
+    return lu_out ? LuWarpRun<T, 128, false>(stream, args, out) : LuWarpRun<T, 128, true>(stream, args, out);
   }
   if (out == LuOutput::kFactor) {
     if (n <= FactorMediumMaxN<T>()) return LuMediumRun<T, false>(stream, args, out);

@@ -519,12 +519,18 @@ cudaError_t LuMediumRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out
 template <typename T>
 cudaError_t LuLargeLaunch(cudaStream_t stream, const LuArgs<T>& args);
 constexpr int kLuWarpMaxN = 64;  // the warp class holds 64 padded rows x 64 columns
-// Above kLuWarpMaxN, f32 only: N = 128 (one 128-register row per thread, 4 warps per matrix) up to
-// this n (0 for f64: a 128-column f64 row does not fit a thread's registers); LU outputs only from
-// tuning::kLuWarpWideLuMinN.
+// Above kLuWarpMaxN: N = 128 (f32: one 128-register row per thread, 4 warps per matrix; f64: two
+// threads per row, 8 warps) for LuWarpWideMinN<T>(out) <= n <= LuWarpWideMaxN<T>().
 template <typename T>
 constexpr int LuWarpWideMaxN() {
-  return sizeof(T) == 4 ? tuning::kLuWarpWideMaxNF32 : 0;
+  return sizeof(T) == 4 ? tuning::kLuWarpWideMaxNF32 : tuning::kLuWarpWideMaxNF64;
+}
+template <typename T>
+constexpr int LuWarpWideMinN(LuOutput out) {  // per output kind, tuning.h
+  const bool lu = out == LuOutput::kFactor || out == LuOutput::kSlogdet;
+  if (sizeof(T) == 4) return lu ? tuning::kLuWarpWideLuMinN : kLuWarpMaxN + 1;
+  return lu ? tuning::kLuWarpWideLuMinNF64
+            : out == LuOutput::kInverse ? tuning::kLuWarpWideInvMinNF64 : tuning::kLuWarpWideSolveMinNF64;
 }
 // n <= N (64, or 128 for f32); GJ: kInverse / kSolve (k <= 1), else kFactor / kSlogdet
 template <typename T, int N, bool GJ>

@@ -149,6 +149,23 @@ constexpr int kLuWarpWideLuMinN = BATCHLA_LU_WARP_WIDE_LU_MINN;
 #else
 constexpr int kLuWarpWideLuMinN = 113;
 #endif
+// f64 at N = 128 (two threads per row, 8 warps per matrix, one matrix per SM; bench/NOTES.md "Warp
+// class at f64 N = 128") up to kLuWarpWideMaxNF64, from these n per output (medium class below):
+// inverse n = 128 6.48 -> 2.73 ms, 96 5.63 -> 3.55, 72 a tie; gesv k = 1 n = 128 3.13 -> 2.61, 96
+// 2.01 -> 3.42 (crossover ~117, batch x n scaling); getrf / slogdet slower at every n (n = 128 2.77
+// -> 3.19, 2.65 -> 3.41): off (> kLuWarpWideMaxNF64).
+#ifdef BATCHLA_LU_WARP_WIDE_MAXN_F64
+constexpr int kLuWarpWideMaxNF64 = BATCHLA_LU_WARP_WIDE_MAXN_F64;
+#else
+constexpr int kLuWarpWideMaxNF64 = 128;
+#endif
+constexpr int kLuWarpWideInvMinNF64 = 80;
+constexpr int kLuWarpWideSolveMinNF64 = 120;
+#ifdef BATCHLA_LU_WARP_WIDE_LU_MINN_F64
+constexpr int kLuWarpWideLuMinNF64 = BATCHLA_LU_WARP_WIDE_LU_MINN_F64;
+#else
+constexpr int kLuWarpWideLuMinNF64 = 129;
+#endif
 
 // ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
 // tiny / small / tile classes as trsm's (limits above); panel: a block of warps per matrix.
