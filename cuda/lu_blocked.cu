@@ -62,6 +62,14 @@ constexpr bool LuWarpLu() {
 #endif
 }
 
+// The N = 128 class's block needs its shared memory on this device (f64: 149 KB; sm_86 / 89 have
+// 99 KB): else the medium class (or, above LuBlockedFusedMaxN, jax's own LU) takes those n.
+template <typename T>
+bool LuWarpWideFits() {
+  const size_t optin = SmemOptin();
+  return optin == 0 || LuWarpSmemBytes<T, 128>() <= optin;
+}
+
 template <typename T>
 cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
   const int n = args.n;
@@ -74,7 +82,8 @@ cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) 
   if (n <= kLuWarpMaxN) {
     if (lu_out && LuWarpLu<T>()) return LuWarpRun<T, 64, false>(stream, args, out);
     if (gj_out) return LuWarpRun<T, 64, true>(stream, args, out);
-  } else if (n <= LuWarpWideMaxN<T>() && (lu_out || gj_out) && n >= LuWarpWideMinN<T>(out)) {  // N = 128
+  } else if (n <= LuWarpWideMaxN<T>() && (lu_out || gj_out) && n >= LuWarpWideMinN<T>(out) &&
+             LuWarpWideFits<T>()) {  // N = 128
     return lu_out ? LuWarpRun<T, 128, false>(stream, args, out) : LuWarpRun<T, 128, true>(stream, args, out);
   }
   if (out == LuOutput::kFactor) {

@@ -389,10 +389,15 @@ __global__ void __launch_bounds__(LuWarpCfg<T, N>::kThreads, LuWarpMinBlocks<T>(
   }
 }
 
+template <typename T, int N>
+size_t LuWarpSmemBytes() {
+  return LuWarpCfg<T, N>::M * sizeof(LuWarpShared<T, N>);
+}
+
 template <typename T, int N, bool GJ>
 cudaError_t LuWarpRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
   using C = LuWarpCfg<T, N>;
-  const size_t smem = C::M * sizeof(LuWarpShared<T, N>);
+  const size_t smem = LuWarpSmemBytes<T, N>();
   auto kern = LuWarpKernel<T, N, GJ>;
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (e != cudaSuccess) return e;

@@ -4,5 +4,6 @@
 namespace batchla {
 namespace detail {
 template cudaError_t LuWarpRun<float, 128, false>(cudaStream_t, const LuArgs<float>&, LuOutput);
+template size_t LuWarpSmemBytes<float, 128>();
 }  // namespace detail
 }  // namespace batchla

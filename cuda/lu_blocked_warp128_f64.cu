@@ -4,5 +4,6 @@
 namespace batchla {
 namespace detail {
 template cudaError_t LuWarpRun<double, 128, false>(cudaStream_t, const LuArgs<double>&, LuOutput);
+template size_t LuWarpSmemBytes<double, 128>();
 }  // namespace detail
 }  // namespace batchla
