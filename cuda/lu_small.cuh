@@ -27,8 +27,8 @@
 //   each step: n^2 FMAs per step with all lanes busy, vs the triangular solves against I); the
 //   inverse's columns come out permuted by the pivot order and are scattered on write-back.
 //   Solve, k = 1: b is an extra column of the rows, and the factor eliminates above the pivot too
-//   (Gauss-Jordan on [A | b], no triangular solves); k > 1: forward + back substitution after the factor,
-//   KC right-hand-side columns at a time in registers. The entry solved at each step is broadcast
+//   (Gauss-Jordan on [A | b], no triangular solves); k > 1: forward + back substitution after the
+//   factor, KC right-hand-side columns at a time in registers. The entry solved at each step is broadcast
 //   by shuffle from the lane that holds it.
 // Global I/O (both): persistent blocks, double-buffered; each chunk (consecutive matrices = one
 // contiguous range) is copied with 16-byte cp.async into a shared layout equal to the global one
@@ -532,7 +532,8 @@ __device__ __forceinline__ void LuSlogdet(const LuLaneState<T, R>& st, int r, un
 }
 
 template <typename T, int N, LuOutput OUT, int KC>
-__global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::kMinBlocks) LuSmallKernel(LuArgs<T> args, bool vec) {
+__global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::kMinBlocks)
+    LuSmallKernel(LuArgs<T> args, bool vec) {
   using C = LuSmallCfg<T, N>;
   using VT = typename LuScalar<T>::Vec;
   constexpr int L = C::kLanes, R = C::kRows, G = C::kGroups, CH = C::kChunk, RS = C::kRS, V = C::kV;
