@@ -307,6 +307,7 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
   constexpr int V = S::kV, TS = RoundUp(N + 1, V);
   static_assert(!GJ || NC == N, "Gauss-Jordan has no extra columns");
   constexpr bool kFoldGJ = NC > N;  // gesv k = 1: eliminate above the pivot too (see above)
+  constexpr bool kBranchFree = sizeof(T) == 4 || N >= tuning::kLuSmallBranchFreeMinNF64;  // v1 update
   bool real[R];
 #pragma unroll
   for (int s = 0; s < R; ++s) real[s] = r + s * L < N;
@@ -390,11 +391,14 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
         for (int c = 0; c < N; ++c)
           if (c != j) row[0][c] = fma(m, wp[c], row[0][c]);
         row[0][j] = is_piv[0] ? inv : m;
-      } else if (elim[0]) {
-        T l;
-        if (fabs(pv) >= S::kSfmin || pv != pv) l = row[0][j] * inv;   // LAPACK: scale by 1/pv
-        else l = pv != T(0) ? row[0][j] / pv : row[0][j];              // tiny pivot: divide; zero: no scaling
-        row[0][j] = l;
+      } else if (kBranchFree || elim[0]) {
+        // kBranchFree: rows not eliminated take l = 0 and run the same FMAs (no divergence; a
+        // non-finite pivot row, only from a non-finite input, makes 0 * inf = NaN in that matrix's
+        // earlier U rows, as in the warp class). The 1 / pivot choice is warp-uniform.
+        T l = row[0][j] * inv;                                           // LAPACK: scale by 1/pv
+        if (!(fabs(pv) >= S::kSfmin || pv != pv)) l = pv != T(0) ? row[0][j] / pv : row[0][j];  // tiny: divide
+        if (elim[0]) row[0][j] = l;
+        else l = T(0);
 #pragma unroll
         for (int c = j + 1; c < NC; ++c) row[0][c] = fma(-l, wp[c], row[0][c]);
       }

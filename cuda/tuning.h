@@ -108,6 +108,10 @@ constexpr int kLuSmallStageBytes = 8192;  // ~bytes of matrices per stage (16 KB
 // 304 us with the cap). Not below: there ptxas alone stays lower (f64 n = 18..22 gesv 128 registers
 // vs 132-140 when asked for 3 blocks, 8 % slower; f32 n = 32 96 vs 109, getrf 8 % slower).
 constexpr int kLuSmallCapMinNF64 = 25;
+// v1 (n = 17..32) update without the `if (eliminated)` branch (every lane runs the FMAs with l = 0
+// for the other rows) for f32 and for f64 n >= this (bench/NOTES.md, "getrf small" v7: f64 n = 30..32
+// getrf / gesv k = 1 / slogdet 3-11 % faster, n = 17..25 3-19 % slower; f32 -1..-12 % mostly).
+constexpr int kLuSmallBranchFreeMinNF64 = 26;
 constexpr int kLuSmallMaxStages = 40 * 1024;  // v2 group blocks shrink to keep both stages under this
 // Group-kernel variant per size (bench/NOTES.md, "getrf small", v2):
 //   v2 (n <= kLuSmallV2MaxN): R = 2 rows per lane (one pivot-row shuffle serves two rows), shuffle
