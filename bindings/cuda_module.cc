@@ -313,6 +313,17 @@ ffi::Error IlTrsmImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyB
   });
 }
 
+ffi::Error FromInterleavedImpl(cudaStream_t stream, AnyBuffer x, Result<AnyBuffer> out) {
+  constexpr const char* kOp = "batchla_from_interleaved";
+  auto xs = CheckFromInterleaved(kOp, x, *out);
+  if (!xs) return xs.error();
+  return Run(kOp, stream, x.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchFromInterleaved<T>(stream, DataAs<T>(x), DataAs<T>(out), xs->lead, xs->chunks,
+                                             xs->elems, xs->c, xs->count);
+  });
+}
+
 // The layout experiment of issue 6 (bench/NOTES.md, "interleaved: layout through XLA"): the
 // contract of batchla_potrf, but the lowering asks XLA for batch-minor operands and results
 // (minor_to_major (0, 2, 1) of (batch, n, n)), i.e. one interleaved chunk of c = batch matrices.
@@ -499,6 +510,13 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlPosvCuda, batchla_ffi::IlPosvImpl,
                                   .Attr<bool>("lower"),
                               {ffi::Traits::kCmdBufferCompatible});
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaFromInterleavedCuda, batchla_ffi::FromInterleavedImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()  // x (..., chunks, rows, cols, c)
+                                  .Ret<ffi::AnyBuffer>(),  // out (..., count, rows, cols)
+                              {ffi::Traits::kCmdBufferCompatible});
+
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlTrsmCuda, batchla_ffi::IlTrsmImpl,
                               ffi::Ffi::Bind()
                                   .Ctx<Stream>()
@@ -586,6 +604,7 @@ NB_MODULE(_cuda, m) {
     d["batchla_il_potrs"] = Capsule(BatchlaIlPotrsCuda);
     d["batchla_il_posv"] = Capsule(BatchlaIlPosvCuda);
     d["batchla_il_trsm"] = Capsule(BatchlaIlTrsmCuda);
+    d["batchla_from_interleaved"] = Capsule(BatchlaFromInterleavedCuda);
     d["batchla_potrf_batch_minor"] = Capsule(BatchlaPotrfBatchMinorCuda);
     return d;
   });

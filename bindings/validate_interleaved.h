@@ -90,4 +90,37 @@ inline ffi::ErrorOr<InterleavedShape> CheckInterleavedSolve(const char* op, cons
   return bs;
 }
 
+// from_interleaved: x (..., chunks, rows, cols, c) -> out (..., count, rows, cols) with x's
+// leading dims and dtype, count <= chunks * c.
+struct FromInterleavedShape {
+  int64_t lead = 0;  // product of the leading dims
+  int64_t chunks = 0, elems = 0, c = 0, count = 0;
+};
+
+inline ffi::ErrorOr<FromInterleavedShape> CheckFromInterleaved(const char* op, const ffi::AnyBuffer& x,
+                                                               const ffi::AnyBuffer& out) {
+  auto xd = x.dimensions(), od = out.dimensions();
+  if (xd.size() < 4) {
+    return ffi::Unexpected(ShapeError(Operand(op, "x") + " must have rank >= 4 (..., chunks, rows, cols, c), got " +
+                                      DimsString(xd)));
+  }
+  const size_t r = xd.size();
+  FromInterleavedShape s;
+  s.lead = 1;
+  for (size_t i = 0; i + 4 < r; ++i) s.lead *= xd[i];
+  s.chunks = xd[r - 4], s.elems = xd[r - 3] * xd[r - 2], s.c = xd[r - 1];
+  const bool ok = od.size() + 1 == r && std::equal(xd.begin(), xd.end() - 4, od.begin()) &&
+                  od[r - 3] == xd[r - 3] && od[r - 2] == xd[r - 2] && od[r - 4] <= s.chunks * s.c;
+  if (!ok) {
+    return ffi::Unexpected(ShapeError(Operand(op, "out") + " must have shape (..., count, rows, cols) of x " +
+                                      DimsString(xd) + " with count <= chunks * c, got " + DimsString(od)));
+  }
+  if (out.element_type() != x.element_type())
+    return ffi::Unexpected(ShapeError(Operand(op, "out") + " must have the dtype of x"));
+  if (s.elems > INT32_MAX)
+    return ffi::Unexpected(ShapeError(Operand(op, "x") + " has matrices of over 2^31 - 1 elements"));
+  s.count = od[r - 4];
+  return s;
+}
+
 }  // namespace batchla_ffi

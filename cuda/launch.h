@@ -166,5 +166,11 @@ cudaError_t LaunchIlTrsm(cudaStream_t stream, const T* a, const T* b, T* x, int6
 // The chunk size the autotuner found fastest for n (the Python layer's default chunk).
 template <typename T>
 int IlDefaultChunk(int n);
+// Back to the standard layout: x (lead, chunks, rows, cols, c) interleaved, elems = rows * cols,
+// into out (lead, count, rows, cols) row-major: the first count <= chunks * c matrices of each
+// leading index (the rest of x is padding, never read). cudaErrorInvalidValue if count > chunks * c.
+template <typename T>
+cudaError_t LaunchFromInterleaved(cudaStream_t stream, const T* x, T* out, int64_t lead, int64_t chunks,
+                                  int64_t elems, int64_t c, int64_t count);
 
 }  // namespace batchla

@@ -324,3 +324,11 @@ def il_trsm(a, b, *, lower, trans=False, unit_diag=False):
     """`trsm` per matrix of the interleaved a (..., n, n, c) and b (..., n, k, c)."""
     x = trsm(_lanes_first(a), _lanes_first(b), lower=lower, trans=trans, unit_diag=unit_diag)
     return _lanes_last(x)
+
+
+def from_interleaved(x, *, count):
+    """The first `count` matrices of the interleaved x (..., chunks, rows, cols, c), row-major:
+    (..., count, rows, cols); the rest of x is padding."""
+    *lead, chunks, rows, cols, c = x.shape
+    flat = _lanes_first(x).reshape(*lead, chunks * c, rows, cols)
+    return flat[..., :count, :, :]

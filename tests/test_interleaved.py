@@ -95,6 +95,44 @@ def test_round_trip_is_exact(device, shape, chunk, vector):
                                       flat[m].view(np.uint64))
 
 
+# (rows, cols, chunk, count): the CUDA kernel's three tile plans: whole chunks per tile (rows *
+# cols * chunk <= 2048), all elements x a multiple of 32 lanes, and 64 elements x 32 lanes (rows *
+# cols > 64, here with element and lane edges); count leaves a partial last chunk, or none at all.
+FROM_CASES = [(2, 2, 32, 33), (1, 1, 32, 1), (3, 5, 32, 100), (4, 4, 64, 130), (5, 3, 256, 300),
+              (8, 8, 96, 97), (9, 9, 32, 40), (17, 5, 64, 65), (64, 64, 32, 33), (3, 3, 32, 0)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows,cols,chunk,count", FROM_CASES)
+def test_from_interleaved_kernel_is_exact(device, rows, cols, chunk, count, dtype):
+    rng = np.random.default_rng(rows * cols + count)
+    chunks = max(1, -(-count // chunk))
+    x = rng.standard_normal((2, chunks, rows, cols, chunk)).astype(dtype)  # a vmap-like lead dim
+    x.flat[0], x.flat[-1] = np.nan, -0.0
+    want = np.moveaxis(x, -1, -3).reshape(2, chunks * chunk, rows, cols)[:, :count]
+    f = jax.jit(partial(ilops.from_interleaved, count=count))
+    assert "batchla_from_interleaved" in f.lower(x).as_text()
+    got = np.asarray(f(x))
+    assert got.shape == want.shape and got.dtype == dtype
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))  # bit-identical
+    got_vmap = np.asarray(jax.jit(jax.vmap(f, in_axes=2))(np.moveaxis(x, 0, 2)))  # mapped axis inside
+    np.testing.assert_array_equal(got_vmap.view(np.uint8), want.view(np.uint8))
+
+
+def test_from_interleaved_partial_chunk_uses_the_kernel_and_differentiates():
+    x = np.random.default_rng(1).standard_normal((37, 3, 2))
+    t = il.to_interleaved(x, 32)
+    assert "batchla_from_interleaved" in jax.jit(il.from_interleaved).lower(t).as_text()
+    full = il.to_interleaved(x[:32], 32)  # whole chunks: XLA's transpose, no custom call
+    assert "batchla_from_interleaved" not in jax.jit(il.from_interleaved).lower(full).as_text()
+    w = np.random.default_rng(2).standard_normal(x.shape)
+    loss = lambda y: jnp.sum(il.from_interleaved(il.to_interleaved(y, 32)) ** 2 * w)
+    np.testing.assert_allclose(np.asarray(jax.grad(loss)(x)), 2 * x * w, rtol=1e-12)
+    check_grads(lambda d: ilops.from_interleaved(d, count=37), (t.data,), order=2, modes=("fwd", "rev"))
+    with pytest.raises(ValueError, match="count must be in"):
+        ilops.from_interleaved(t.data, count=65)
+
+
 def test_padding_is_identity_for_square_and_zero_otherwise():
     a = np.ones((3, 4, 4), np.float32)
     data = np.asarray(il.to_interleaved(a, 32).data)

@@ -239,6 +239,27 @@ ffi::Error IlTrsmImpl(ffi::ThreadPool pool, AnyBuffer a, AnyBuffer b, Result<Any
   });
 }
 
+// Element e of matrix m of each leading index, from lane m % c of chunk m / c.
+ffi::Error FromInterleavedImpl(ffi::ThreadPool pool, AnyBuffer x, Result<AnyBuffer> out) {
+  constexpr const char* kOp = "batchla_from_interleaved";
+  auto xs = CheckFromInterleaved(kOp, x, *out);
+  if (!xs) return xs.error();
+  return DispatchFloat(x.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t e_count = xs->elems, c = xs->c, count = xs->count;
+    const T* px = DataAs<const T>(x);
+    T* po = DataAs<T>(out);
+    ParallelFor(pool, xs->lead * count, double(e_count), [&](int64_t begin, int64_t end) {
+      for (int64_t lm = begin; lm < end; ++lm) {
+        const int64_t lead = lm / count, m = lm % count;
+        const T* src = px + lead * xs->chunks * c * e_count + batchla::cpu::InterleavedBase(m, 1, e_count, c);
+        for (int64_t e = 0; e < e_count; ++e) po[lm * e_count + e] = src[e * c];
+      }
+    });
+    return ffi::Error::Success();
+  });
+}
+
 // Per-thread scratch of the LU ops: an n x n factor and n pivots (host memory, reused).
 template <typename T>
 struct LuScratch {
@@ -653,6 +674,12 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlPosvCpu, batchla_ffi::cpu::IlPosvImpl,
                                   .Ret<ffi::AnyBuffer>()  // x
                                   .Ret<ffi::AnyBuffer>()  // info (..., c)
                                   .Attr<bool>("lower"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaFromInterleavedCpu, batchla_ffi::cpu::FromInterleavedImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()  // x (..., chunks, rows, cols, c)
+                                  .Ret<ffi::AnyBuffer>());  // out (..., count, rows, cols)
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaIlTrsmCpu, batchla_ffi::cpu::IlTrsmImpl,
                               ffi::Ffi::Bind()

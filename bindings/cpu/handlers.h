@@ -24,6 +24,7 @@ XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaIlPotrfCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaIlPotrsCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaIlPosvCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaIlTrsmCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaFromInterleavedCpu);
 
 namespace batchla_ffi::cpu {
 
@@ -52,6 +53,7 @@ inline constexpr Target kTargets[] = {
     {"batchla_il_potrs", BatchlaIlPotrsCpu},
     {"batchla_il_posv", BatchlaIlPosvCpu},
     {"batchla_il_trsm", BatchlaIlTrsmCpu},
+    {"batchla_from_interleaved", BatchlaFromInterleavedCpu},
 };
 
 }  // namespace batchla_ffi::cpu

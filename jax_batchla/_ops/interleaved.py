@@ -236,3 +236,41 @@ def _trsm_transpose(ct, a, b, *, lower, trans, unit_diag):
 
 ad.primitive_jvps[il_trsm_p] = _trsm_jvp
 ad.primitive_transposes[il_trsm_p] = _trsm_transpose
+
+
+# ---- from_interleaved --------------------------------------------------------------------------
+# x (..., chunks, rows, cols, c) -> (..., count, rows, cols): the one interleaved op whose result
+# is in the standard layout. The leading dims (vmap's) are its batch dims, so core rank 4. Used
+# where count is not a multiple of c; for whole chunks XLA's own transpose is as fast and fuses.
+FROM_CORE_RANK = 4
+
+
+def _from_interleaved_shape(x, *, count):
+    *lead, chunks, rows, cols, c = x.shape
+    if not 0 <= count <= chunks * c:
+        raise ValueError(f"batchla_from_interleaved: count must be in [0, {chunks * c}] for data of "
+                         f"shape {x.shape}, got {count}")
+    return (ShapedArray((*lead, count, rows, cols), x.dtype),)
+
+
+from_interleaved_p = make_primitive(OpSpec(name="batchla_from_interleaved", operands=("x",),
+                                           shape_rule=_from_interleaved_shape,
+                                           reference=_reference.from_interleaved,
+                                           core_rank=FROM_CORE_RANK))
+
+
+def from_interleaved(x, *, count: int):
+    """The first `count` matrices of the interleaved x (..., chunks, rows, cols, c), row-major."""
+    return from_interleaved_p.bind(x, count=int(count))
+
+
+def _from_interleaved_transpose(ct, x, *, count):
+    # The adjoint of dropping the padding and moving the lanes: zeros for the padding, lanes back.
+    *lead, chunks, rows, cols, c = x.aval.shape
+    if type(ct) is ad.Zero:
+        return [ad.Zero(x.aval)]
+    padded = jnp.pad(ct, [(0, 0)] * len(lead) + [(0, chunks * c - count), (0, 0), (0, 0)])
+    return [jnp.moveaxis(padded.reshape(*lead, chunks, c, rows, cols), -3, -1)]
+
+
+ad.deflinear2(from_interleaved_p, _from_interleaved_transpose)
