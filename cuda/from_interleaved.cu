@@ -23,21 +23,37 @@ constexpr int kPerThread = 64 / sizeof(T);
 template <typename T>
 constexpr int kTile = kThreads * kPerThread<T>;
 
+// The read phase loads 16 bytes of consecutive lanes at once (c and every lane offset are
+// multiples of 32, so the loads are aligned): a quarter (f32) or half (f64) of the index work.
+template <typename T>
+struct LaneVec;
+template <>
+struct LaneVec<float> {
+  using type = float4;
+};
+template <>
+struct LaneVec<double> {
+  using type = double2;
+};
+template <typename T>
+constexpr int kVec = 16 / sizeof(T);
+
 // A tile is g chunks x te matrix elements x tl lanes, g * te * tl <= the tile size; tl is 32 * 2^k
 // <= kThreads, and g > 1 only when tl == c (whole lane runs: the tile's matrices are consecutive).
-// Threads walk a tile in steps of kThreads elements; the index decompositions advance by the
-// precomputed quotient and remainder of that step, so no division runs per element.
+// Threads walk a tile in steps (kThreads vectors of kVec lanes when reading, kThreads elements
+// when writing); the index decompositions advance by the precomputed quotient and remainder of
+// that step, so no division runs per element.
 struct Plan {
   int64_t chunks, c, count;  // per leading index
   uint32_t elems;            // rows * cols
-  uint32_t g, te, tl, tl_log2;
+  uint32_t g, te, tl, row_threads_log2;  // log2 of the threads that read one row of tl lanes
   uint32_t tiles_e, tiles_l;  // tiles across a chunk group's elements and lanes
   int64_t tiles_per_lead, tiles;
-  uint32_t in_step_g, in_step_e;    // kThreads / tl rows of the input order = in_step_g * te + in_step_e
+  uint32_t in_step_g, in_step_e;    // rows of the input order per step = in_step_g * te + in_step_e
   uint32_t out_step_s, out_step_e;  // kThreads = out_step_s * te + out_step_e
 };
 
-Plan MakePlan(int64_t lead, int64_t chunks, int64_t elems, int64_t c, int64_t count, int64_t tile) {
+Plan MakePlan(int64_t lead, int64_t chunks, int64_t elems, int64_t c, int64_t count, int64_t tile, int vec) {
   Plan p{};
   p.chunks = chunks, p.c = c, p.count = count, p.elems = uint32_t(elems);
   // Lanes: the largest 32 * 2^k <= min(c, kThreads) with whole matrices still fitting (at least 32).
@@ -56,11 +72,11 @@ Plan MakePlan(int64_t lead, int64_t chunks, int64_t elems, int64_t c, int64_t co
     if (fill >= 0.875) break;
   }
   p.tl = uint32_t(tl);
-  while ((int64_t(1) << p.tl_log2) < tl) ++p.tl_log2;
+  while ((int64_t(vec) << p.row_threads_log2) < tl) ++p.row_threads_log2;
   p.tiles_l = uint32_t((c + tl - 1) / tl);
   p.tiles_per_lead = (chunks + p.g - 1) / p.g * p.tiles_e * p.tiles_l;
   p.tiles = lead * p.tiles_per_lead;
-  const uint32_t rows_per_step = kThreads / p.tl;
+  const uint32_t rows_per_step = kThreads >> p.row_threads_log2;
   p.in_step_g = rows_per_step / p.te, p.in_step_e = rows_per_step % p.te;
   p.out_step_s = kThreads / p.te, p.out_step_e = kThreads % p.te;
   return p;
@@ -82,7 +98,8 @@ __global__ void __launch_bounds__(kThreads, 4) FromInterleavedKernel(const T* __
   __shared__ T tile[kTile<T> + kTile<T> / 32];
   // This thread's first position in the tile: input order (row g * te + e, lane l), output order
   // (tile matrix s, element es). Later positions follow by Advance.
-  const uint32_t l = threadIdx.x & (p.tl - 1), row = threadIdx.x >> p.tl_log2;
+  const uint32_t l = (threadIdx.x & ((1u << p.row_threads_log2) - 1)) * kVec<T>;
+  const uint32_t row = threadIdx.x >> p.row_threads_log2;
   const uint32_t g_start = row / p.te, e_start = row % p.te;
   const uint32_t s_start = threadIdx.x / p.te, es_start = threadIdx.x % p.te;
   const uint32_t tile_matrices = p.g * p.tl;
@@ -104,19 +121,27 @@ __global__ void __launch_bounds__(kThreads, 4) FromInterleavedKernel(const T* __
     // Read: lanes fastest (coalesced runs of tl), all loads in flight before the first store.
     // The walks below depend only on the thread: opaque starts keep ptxas from hoisting every
     // step's indices out of the tile loop into (spilled) registers.
-    T v[kPerThread<T>];
+    using Vec = typename LaneVec<T>::type;
+    constexpr int kLoads = kPerThread<T> / kVec<T>;
+    Vec v[kLoads];
     uint32_t g = g_start, e = e_start;
     asm volatile("" : "+r"(g), "+r"(e));
 #pragma unroll
-    for (int j = 0; j < kPerThread<T>; ++j) {
-      v[j] = lane_ok && g < g_end && e < e_end ? src[int64_t(g * p.elems + e) * p.c] : T(0);
+    for (int j = 0; j < kLoads; ++j) {
+      v[j] = lane_ok && g < g_end && e < e_end ? *reinterpret_cast<const Vec*>(src + int64_t(g * p.elems + e) * p.c)
+                                               : Vec{};
       Advance(g, e, p.in_step_g, p.in_step_e, p.te);
     }
-    g = g_start, e = e_start;  // replayed rather than kept: 16 fewer live registers in f32
+    g = g_start, e = e_start;  // replayed rather than kept: fewer live registers
     asm volatile("" : "+r"(g), "+r"(e));
 #pragma unroll
-    for (int j = 0; j < kPerThread<T>; ++j) {
-      if (g < p.g) tile[Skew((g * p.tl + l) * p.te + e)] = v[j];  // at its output position
+    for (int j = 0; j < kLoads; ++j) {
+      if (g < p.g) {  // each lane at its output position
+        const uint32_t pos = (g * p.tl + l) * p.te + e;
+        const T* lanes = reinterpret_cast<const T*>(&v[j]);
+#pragma unroll
+        for (int k = 0; k < kVec<T>; ++k) tile[Skew(pos + k * p.te)] = lanes[k];
+      }
       Advance(g, e, p.in_step_g, p.in_step_e, p.te);
     }
     __syncthreads();
@@ -143,7 +168,7 @@ cudaError_t LaunchFromInterleaved(cudaStream_t stream, const T* x, T* out, int64
                                   int64_t elems, int64_t c, int64_t count) {
   if (lead == 0 || count == 0 || elems == 0) return cudaGetLastError();  // nothing to write
   if (c <= 0 || count > chunks * c || elems > INT32_MAX) return cudaErrorInvalidValue;
-  const Plan p = MakePlan(lead, chunks, elems, c, count, kTile<T>);
+  const Plan p = MakePlan(lead, chunks, elems, c, count, kTile<T>, kVec<T>);
   const int64_t blocks = std::min<int64_t>(p.tiles, int64_t(1) << 20);  // grid-stride beyond
   FromInterleavedKernel<T><<<unsigned(blocks), kThreads, 0, stream>>>(x, out, p);
   return cudaGetLastError();
