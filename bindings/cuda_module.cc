@@ -112,7 +112,7 @@ ffi::Error GetrfImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> lu, Res
   return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchGetrf<T>(stream, DataAs<T>(a), DataAs<T>(lu), DataAs<int32_t>(pivots),
-                                   DataAs<int32_t>(perm), DataAs<int32_t>(info), as->batch,
+                                   GetrfPerm(perm), DataAs<int32_t>(info), as->batch,
                                    static_cast<int>(as->rows));
   });
 }

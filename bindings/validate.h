@@ -143,8 +143,18 @@ inline ffi::ErrorOr<MatrixShape> CheckGetrf(const char* op, const ffi::AnyBuffer
   auto as = CheckFactor(op, a, lu, "lu", info);
   if (!as) return as;
   if (auto e = VectorOperand(op, pivots, "pivots", a, as->rows); e.failure()) return ffi::Unexpected(e);
-  if (auto e = VectorOperand(op, perm, "perm", a, as->rows); e.failure()) return ffi::Unexpected(e);
+  // perm (..., n), or (..., 0) when the caller does not want it (GetrfPerm gives nullptr then)
+  const int64_t perm_len = perm.dimensions().size() == 0 ? -1 : perm.dimensions().back();
+  if (auto e = VectorOperand(op, perm, "perm", a, perm_len == 0 ? 0 : as->rows); e.failure())
+    return ffi::Unexpected(e);
   return as;
+}
+
+// getrf's perm result, or nullptr where it has no entries (not wanted, or n == 0).
+template <typename R>
+int32_t* GetrfPerm(R& perm) {
+  auto d = perm->dimensions();
+  return d.size() > 0 && d.back() == 0 ? nullptr : static_cast<int32_t*>(perm->untyped_data());
 }
 
 // getrs: lu (..., n, n), perm (..., n), b (..., n, k) -> x (like b). Returns b's shape.

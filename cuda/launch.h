@@ -61,8 +61,9 @@ int PosvMaxFusedN();
 // Factor PA = LU of square n x n matrices. lu: L strictly below the diagonal (unit diagonal
 // implied), U on and above. pivots[b * n + j]: 0-based row swapped with row j at step j (LAPACK
 // ipiv - 1, jax.lax.linalg.lu's `pivots`). perm[b * n + i]: 0-based original row that ends in row
-// i, so (PA)(i, :) = A(perm[i], :) (jax's `permutation`). info[b]: 0, or 1-based index of the
-// first exactly-zero pivot U(j, j) == 0. `a` and `lu` may be the same buffer.
+// i, so (PA)(i, :) = A(perm[i], :) (jax's `permutation`); perm == nullptr: not written (lu_factor
+// needs only the pivots). info[b]: 0, or 1-based index of the first exactly-zero pivot
+// U(j, j) == 0. `a` and `lu` may be the same buffer.
 template <typename T>
 cudaError_t LaunchGetrf(cudaStream_t stream, const T* a, T* lu, int32_t* pivots, int32_t* perm,
                         int32_t* info, int64_t batch, int n);

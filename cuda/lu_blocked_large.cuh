@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(kLuLargeThreads, MINB) LuLargeKernel(LuArgs<T>
     }
     for (int i = tid; i < n; i += NT) {
       args.pivots[mat * n + i] = piv[i];
-      args.perm[mat * n + i] = perm[i];
+      if (args.perm) args.perm[mat * n + i] = perm[i];
     }
     if (tid == 0) args.info[mat] = sh->info;
     __syncthreads();

@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(NT, MINB) LuMediumKernel(LuArgs<T> args, int o
       LuCopy<T, NT>(A, ld, args.lu + mat * nn, n, n, n);
       for (int i = tid; i < n; i += NT) {
         args.pivots[mat * n + i] = piv[i];
-        args.perm[mat * n + i] = perm[i];
+        if (args.perm) args.perm[mat * n + i] = perm[i];
       }
       if (tid == 0) args.info[mat] = info;
     } else if (out == int(LuOutput::kSlogdet)) {

@@ -381,7 +381,7 @@ __global__ void __launch_bounds__(LuWarpCfg<T, N>::kThreads, LuWarpMinBlocks<T>(
       LuGroupCopy<T, C::TG>(sh->tile, ld, args.lu + mat * nn, n, n, n, t);
       for (int i = t; i < n; i += C::TG) {
         args.pivots[mat * n + i] = sh->pivs[i];
-        args.perm[mat * n + i] = sh->rowof[i];
+        if (args.perm) args.perm[mat * n + i] = sh->rowof[i];
       }
       if (t == 0) args.info[mat] = s.info;
     }

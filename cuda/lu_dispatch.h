@@ -29,7 +29,7 @@ struct LuArgs {
   // kFactor
   T* lu = nullptr;
   int32_t* pivots = nullptr;  // batch x n
-  int32_t* perm = nullptr;    // batch x n
+  int32_t* perm = nullptr;    // batch x n; null: not wanted (lu_factor), not written
   // kFactor, kSolve, kInverse
   int32_t* info = nullptr;    // batch
   // kSolve: b, x are batch x n x k (may alias); k may be 0 (then only info is written)

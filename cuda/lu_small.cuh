@@ -619,7 +619,7 @@ __global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::
             }
             if (live) {
               args.pivots[mat * N + ri] = int32_t(lst.piv[s]);
-              args.perm[mat * N + pos[s]] = ri;
+              if (args.perm) args.perm[mat * N + pos[s]] = ri;
             }
           }
         }
@@ -874,7 +874,7 @@ __global__ void __launch_bounds__(LuTinyCfg<T, N>::kThreads) LuTinyKernel(LuArgs
       if constexpr (OUT == LuOutput::kFactor) {
         for (int e = t; e < cnt * N; e += C::kThreads) {
           args.pivots[m0 * N + e] = ipiv[e];
-          args.perm[m0 * N + e] = ipiv[CH * N + e];
+          if (args.perm) args.perm[m0 * N + e] = ipiv[CH * N + e];
         }
       }
     }

@@ -179,6 +179,7 @@ BIG_OPS = {  # name -> (function, kind, n, dtype, matrices): each input has more
     "cholesky-f64-n64": ("cholesky", 64, np.float64, 2**19 + 1001),
     "solve_pos-f32": ("solve_pos", 4, np.float32, 2**27 + 4099),
     "il_solve-f32": ("il_solve", 4, np.float32, 2**27 + 4099),
+    "il_cholesky-f32": ("il_cholesky", 4, np.float32, 2**27 + 4099),  # from_interleaved's kernel
     "solve_triangular-f32": ("solve_triangular", 4, np.float32, 2**27 + 4099),
     "solve-f32": ("solve", 4, np.float32, 2**27 + 4099),
     "lu_factor-f32": ("lu_factor", 4, np.float32, 2**27 + 4099),

@@ -90,6 +90,25 @@ def test_pivots_match_lapack(device, n):
     np.testing.assert_array_equal(np.asarray(piv[1]), [n - 1] * n)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [2, 3, 9, 33, 100, 256])  # the tiny, small, warp, medium, large classes
+def test_lu_factor_skips_the_permutation(device, n, dtype):
+    """lu_factor returns no permutation, so its getrf call asks for none (perm of shape (..., 0))
+    and the kernels do not write it; lu and pivots are those of the full getrf."""
+    from jax_batchla._ops import lu as luops
+    if device == "cpu" and n > 33:
+        pytest.skip("the size classes are GPU kernels")
+    a = general(np.random.default_rng(n), (3,), n, dtype)
+    text = jax.jit(bsl.lu_factor).lower(a).as_text()
+    assert "batchla_getrf" in text and f"tensor<3x0xi32>" in text
+    lu, piv = bsl.lu_factor(a)
+    full = luops.getrf(a)
+    np.testing.assert_array_equal(np.asarray(lu), np.asarray(full[0]))
+    np.testing.assert_array_equal(np.asarray(piv), np.asarray(full[1]))
+    assert luops.getrf(a, permutation=False)[2].shape == (3, 0)
+    assert lu_residual(a, lu, full[2]) <= THRESHOLD
+
+
 def test_ties_pick_the_first_row(device):
     a = np.array([[[1.0, 2.0], [-1.0, 3.0]], [[0.0, 1.0], [0.0, 2.0]]])
     lu, piv = bsl.lu_factor(a)

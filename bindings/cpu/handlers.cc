@@ -286,14 +286,14 @@ ffi::Error GetrfImpl(ffi::ThreadPool pool, AnyBuffer a, Result<AnyBuffer> lu, Re
     const T* pa = DataAs<const T>(a);
     T* plu = DataAs<T>(lu);
     int32_t* ppiv = DataAs<int32_t>(pivots);
-    int32_t* pperm = DataAs<int32_t>(perm);
+    int32_t* pperm = GetrfPerm(perm);  // nullptr: not wanted
     int32_t* pinfo = DataAs<int32_t>(info);
     ParallelFor(pool, as->batch, 2.0 * n * n * n / 3, [&](int64_t begin, int64_t end) {
       for (int64_t m = begin; m < end; ++m) {
         T* lum = plu + m * nn;
         if (pa != plu) std::copy_n(pa + m * nn, nn, lum);  // skipped when XLA aliased a, lu
         pinfo[m] = batchla::cpu::GetrfInPlace(lum, ppiv + m * n, n);
-        batchla::cpu::PermFromPivots(ppiv + m * n, pperm + m * n, n);
+        if (pperm) batchla::cpu::PermFromPivots(ppiv + m * n, pperm + m * n, n);
       }
     });
     return ffi::Error::Success();

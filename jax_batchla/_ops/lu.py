@@ -21,38 +21,51 @@ def _vector_aval(a, dtype=np.int32):
 
 
 # ---- getrf: PA = LU -------------------------------------------------------------------------------
-def _getrf_shape(a):
-    _square("batchla_getrf", "a", a)
-    return ShapedArray(a.shape, a.dtype), _vector_aval(a), _vector_aval(a), _info_aval(a)
+# `permutation=False` (lu_factor, which returns only the pivots) gives perm of shape (..., 0): the
+# kernels then do not write it (at n = 2 it is 10 % of the bytes of a factorization).
+def _getrf_shape(a, *, permutation):
+    n = _square("batchla_getrf", "a", a)
+    perm = ShapedArray(a.shape[:-2] + (n if permutation else 0,), np.dtype(np.int32))
+    return ShapedArray(a.shape, a.dtype), _vector_aval(a), perm, _info_aval(a)
 
 
-def _getrf_via_jax(a):
+def _drop_perm(outs, permutation):
+    lu, pivots, perm, info = outs
+    return lu, pivots, perm if permutation else perm[..., :0], info
+
+
+def _getrf_reference(a, *, permutation):
+    return _drop_perm(_reference.getrf(a), permutation)
+
+
+def _getrf_via_jax(a, *, permutation):
     """jax's own (cuSOLVER) LU with our info, for n past our kernels' size classes."""
     lu, pivots, perm = lax.linalg.lu(a)
     zero = jnp.diagonal(lu, axis1=-2, axis2=-1) == 0
     info = jnp.where(jnp.any(zero, axis=-1), jnp.argmax(zero, axis=-1) + 1, 0).astype(np.int32)
-    return lu, pivots, perm, info
+    return _drop_perm((lu, pivots, perm, info), permutation)
 
 
 getrf_p = make_primitive(OpSpec(
     name="batchla_getrf", operands=("a",), shape_rule=_getrf_shape,
-    reference=_reference.getrf, multiple_results=True,
+    reference=_getrf_reference, multiple_results=True,
     cuda_lowering=sized_cuda_lowering("batchla_getrf", _ffi.getrf_max_n, _getrf_via_jax)))
 
 
-def getrf(a):
+def getrf(a, *, permutation: bool = True):
     """(lu, pivots, perm, info) of square matrices a (..., n, n): PA = LU with LAPACK's partial
     pivoting. lu holds L (unit diagonal implied) below the diagonal and U on and above; pivots are
-    0-based LAPACK ipiv, perm[i] is the row of a that ends in row i (both int32 (..., n)); info is
-    the 1-based index of the first exactly-zero pivot, else 0."""
-    return getrf_p.bind(a)
+    0-based LAPACK ipiv, perm[i] is the row of a that ends in row i (both int32 (..., n); perm is
+    (..., 0), not computed, when `permutation` is False); info is the 1-based index of the first
+    exactly-zero pivot, else 0."""
+    return getrf_p.bind(a, permutation=bool(permutation))
 
 
 def unit_lower(lu):
     return jnp.tril(lu, -1) + jnp.eye(lu.shape[-1], dtype=lu.dtype)
 
 
-def _getrf_jvp(primals, tangents):
+def _getrf_jvp(primals, tangents, *, permutation):
     # P A = L U  =>  L^-1 P dA U^-1 = L^-1 dL + dU U^-1: the strictly lower part gives dL, the
     # upper part dU (the first is unit lower triangular's tangent, the second upper).
     (a,), (da,) = primals, tangents
@@ -61,8 +74,8 @@ def _getrf_jvp(primals, tangents):
     x = trsm(lu, _reference._rows_of(da, perm), lower=True, unit_diag=True)  # L^-1 P dA
     x = _mT(trsm(lu, _mT(x), lower=False, trans=True))  # ... U^-1
     dlu = unit_lower(lu) @ jnp.tril(x, -1) + jnp.triu(x) @ jnp.triu(lu)
-    zeros = [_zero_info(t) for t in (pivots, perm, info)]
-    return (lu, pivots, perm, info), (dlu, *zeros)
+    outs = _drop_perm((lu, pivots, perm, info), permutation)
+    return outs, (dlu, *[_zero_info(t) for t in outs[1:]])
 
 
 ad.primitive_jvps[getrf_p] = _getrf_jvp

@@ -180,7 +180,7 @@ def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
     a, ours = _lu_operand("jax_batchla.scipy.linalg.lu_factor", a)
     if not ours:
         return jsl.lu_factor(a)
-    lu, pivots, _, _ = getrf(a)
+    lu, pivots, _, _ = getrf(a, permutation=False)
     return lu, pivots
 
 
