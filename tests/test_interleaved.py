@@ -131,6 +131,8 @@ def test_from_interleaved_partial_chunk_uses_the_kernel_and_differentiates():
     check_grads(lambda d: ilops.from_interleaved(d, count=37), (t.data,), order=2, modes=("fwd", "rev"))
     with pytest.raises(ValueError, match="count must be in"):
         ilops.from_interleaved(t.data, count=65)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        ilops.from_interleaved(jnp.zeros((2, 3, 3, 48)), count=5)
 
 
 def test_padding_is_identity_for_square_and_zero_otherwise():

@@ -247,6 +247,9 @@ FROM_CORE_RANK = 4
 
 def _from_interleaved_shape(x, *, count):
     *lead, chunks, rows, cols, c = x.shape
+    if c % 32:
+        raise ValueError(f"batchla_from_interleaved: the chunk (last dim of {x.shape}) must be a "
+                         "multiple of 32")
     if not 0 <= count <= chunks * c:
         raise ValueError(f"batchla_from_interleaved: count must be in [0, {chunks * c}] for data of "
                          f"shape {x.shape}, got {count}")
