@@ -202,6 +202,7 @@ struct LuSmallCfg {
   static constexpr int kRS = (N % (2 * kV) == 0) ? N + kV : N;    // shared row stride
   static constexpr bool kDense = kRS == N;                        // shared layout == global layout
   static constexpr int kMS = N * kRS;                             // shared matrix stride
+  static constexpr bool kSwizzle = false;                         // (the tiny class's layout)
   static constexpr int kMatBytes = kNN * int(sizeof(T));
   // v2: fewer threads when one matrix per group would make the two stages exceed
   // kLuSmallMaxStages bytes (f64 n >= 14): occupancy is then set by shared memory anyway.
@@ -241,7 +242,9 @@ __device__ __forceinline__ void LuCpWait1() { asm volatile("cp.async.wait_group 
 // Shared offset of chunk element e (e = m * N * N + i * N + j) in config C's layout.
 template <typename C>
 __device__ __forceinline__ int LuAt(int e) {
-  if constexpr (C::kDense) {
+  if constexpr (C::kSwizzle) {
+    return e ^ C::GranuleXor(e / C::kNN);
+  } else if constexpr (C::kDense) {
     return e;
   } else {
     const int m = e / C::kNN, rr = e - m * C::kNN;
@@ -664,7 +667,11 @@ __global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::
 // tiny: a THREAD per matrix (n <= kLuTinyMaxN), a[i][c] in registers, rows swapped physically
 // (selects on the runtime pivot index), so no cross-lane traffic at all. Same chunk staging as the
 // group kernel; matrices padded to an odd number of 16-byte granules in shared memory so the
-// per-thread vector loads of 8 threads hit distinct banks. pivots / perm leave through shared
+// per-thread vector loads of 8 threads hit distinct banks, or, where a matrix is a power-of-two
+// number of granules (f64 n = 2, 4, 8; f32 n = 4, 8), stored densely with matrix m's granules
+// permuted by XOR with GranuleXor(m): the contiguous staging copies and the per-thread loads are
+// then both conflict-free, and the stage is a third smaller (f64 n = 2, padded: ncu saw 3.8-way
+// conflicts and 7 blocks per SM, bound by shared memory). pivots / perm leave through shared
 // memory too (coalesced).
 // ================================================================================================
 template <typename T, int N>
@@ -673,8 +680,21 @@ struct LuTinyCfg {
   static constexpr int kV = LuScalar<T>::kV;
   static constexpr int kNN = N * N;
   static constexpr int kRS = N;
-  static constexpr int kMS = (kNN % kV == 0 && (kNN / kV) % 2 == 0) ? kNN + kV : kNN;
+  static constexpr int kGranules = kNN % kV == 0 ? kNN / kV : 0;  // per matrix (0: not whole)
+  static constexpr bool kSwizzle = kGranules >= 2 && (kGranules & (kGranules - 1)) == 0;
+  static constexpr int kMS = !kSwizzle && kGranules % 2 == 0 && kGranules > 0 ? kNN + kV : kNN;
   static constexpr bool kDense = kMS == kNN;
+  // Element offset XOR of matrix m (kSwizzle): granule k of m sits at k ^ f(m). Eight consecutive
+  // matrices (one 128-byte phase of 16-byte loads) then cover all eight bank groups for every k.
+  __device__ static int GranuleXor(int m) {
+    if constexpr (!kSwizzle) {
+      return 0;
+    } else {
+      constexpr int kSpan = kGranules >= 8 ? 1 : 8 / kGranules;  // matrices per 8 granules
+      constexpr int kMask = (kGranules >= 8 ? 8 : kGranules) - 1;
+      return ((m / kSpan) & kMask) * kV;
+    }
+  }
   static constexpr bool kVecLoad = kNN % kV == 0;  // each matrix is whole granules (16 B aligned)
   static constexpr int kM0 = kLuSmallStageBytes / (32 * kNN * int(sizeof(T)));
   static constexpr int kThreads = 32 * (kM0 < 1 ? 1 : kM0 > 4 ? 4 : kM0);
@@ -766,11 +786,12 @@ __global__ void __launch_bounds__(LuTinyCfg<T, N>::kThreads) LuTinyKernel(LuArgs
       const bool live = mi < cnt;
       const int64_t mat = m0 + mi;
       T* my = bufc + mi * C::kMS;
+      const int sx = C::GranuleXor(mi);  // element offsets within my are XOR-ed with it
       T a[N][N];
       if constexpr (C::kVecLoad) {
 #pragma unroll
         for (int q = 0; q < C::kNN; q += V) {
-          const VT v = *reinterpret_cast<const VT*>(my + q);
+          const VT v = *reinterpret_cast<const VT*>(my + (q ^ sx));
 #pragma unroll
           for (int e = 0; e < V; ++e) a[(q + e) / N][(q + e) % N] = LuScalar<T>::Get(v, e);
         }
@@ -787,7 +808,7 @@ __global__ void __launch_bounds__(LuTinyCfg<T, N>::kThreads) LuTinyKernel(LuArgs
             T w[V];
 #pragma unroll
             for (int e = 0; e < V; ++e) w[e] = a[(q + e) / N][(q + e) % N];
-            *reinterpret_cast<VT*>(my + q) = LuScalar<T>::Make(w);
+            *reinterpret_cast<VT*>(my + (q ^ sx)) = LuScalar<T>::Make(w);
           }
         } else {
 #pragma unroll
@@ -819,7 +840,7 @@ __global__ void __launch_bounds__(LuTinyCfg<T, N>::kThreads) LuTinyKernel(LuArgs
             y[i] = v * dinv[i];
           }
 #pragma unroll
-          for (int i = 0; i < N; ++i) my[i * N + perm[c]] = y[i];
+          for (int i = 0; i < N; ++i) my[(i * N + perm[c]) ^ sx] = y[i];
         }
         if (live) args.info[mat] = info;
       } else if constexpr (OUT == LuOutput::kSolve) {
