@@ -90,7 +90,8 @@ inline ffi::ErrorOr<InterleavedShape> CheckInterleavedSolve(const char* op, cons
   return bs;
 }
 
-// from_interleaved: x (..., chunks, rows, cols, c) -> out (..., count, rows, cols) with x's
+// from_interleaved: x (..., chunks, rows, cols, c), c a multiple of 32 (as jax_batchla.interleaved
+// makes it; the CUDA kernel reads whole warps of lanes) -> out (..., count, rows, cols) with x's
 // leading dims and dtype, count <= chunks * c.
 struct FromInterleavedShape {
   int64_t lead = 0;  // product of the leading dims
@@ -117,6 +118,9 @@ inline ffi::ErrorOr<FromInterleavedShape> CheckFromInterleaved(const char* op, c
   }
   if (out.element_type() != x.element_type())
     return ffi::Unexpected(ShapeError(Operand(op, "out") + " must have the dtype of x"));
+  if (s.c % 32 != 0)
+    return ffi::Unexpected(ShapeError(Operand(op, "x") + " must have a chunk c (last dim) that is a multiple of 32, got " +
+                                      DimsString(xd)));
   if (s.elems > INT32_MAX)
     return ffi::Unexpected(ShapeError(Operand(op, "x") + " has matrices of over 2^31 - 1 elements"));
   s.count = od[r - 4];
