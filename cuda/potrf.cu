@@ -17,6 +17,10 @@ constexpr int PotrfMediumMaxN() {
   return sizeof(T) == 8 ? tuning::kPotrfMediumMaxNF64 : tuning::kPotrfMediumMaxNF32;
 }
 template <typename T>
+constexpr int PotrfLeftMinN() {
+  return sizeof(T) == 8 ? tuning::kPotrfLeftMinNF64 : tuning::kPotrfLeftMinNF32;
+}
+template <typename T>
 constexpr int PotrfGridMaxN() {
   return sizeof(T) == 8 ? tuning::kPotrfGridMaxNF64 : tuning::kPotrfGridMaxNF32;
 }
@@ -43,6 +47,8 @@ cudaError_t Dispatch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* in
   if (n <= tuning::kPotrfSmallMaxN)
     return SmallRange<T, 21, 32>(s, a, b, out, info, batch, n, k, mode, posv);
   if (n <= tuning::kPotrfWideMaxN) return WideLaunch<T>(s, a, b, out, info, batch, n, k, mode, posv);
+  if (!posv && n >= PotrfLeftMinN<T>() && n <= kPotrfLeftMaxN)
+    return LeftLaunch<T>(s, a, out, info, batch, n, mode);
   if (!posv && n >= tuning::kPotrfGridMinN && n <= PotrfGridMaxN<T>())
     return GridLaunch<T>(s, a, out, info, batch, n, mode);
   const bool medium = posv || n <= PotrfMediumMaxN<T>();

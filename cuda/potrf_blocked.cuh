@@ -99,6 +99,10 @@ __device__ void SymmetrizeToGlobal(const T* __restrict__ src, int n, T* __restri
     }
 }
 
+// Correctly rounded reciprocal without the divide's range check and slow-path call.
+__device__ __forceinline__ float RcpRn(float x) { return __frcp_rn(x); }
+__device__ __forceinline__ double RcpRn(double x) { return __drcp_rn(x); }
+
 // Factors the 32 x 32 diagonal block held by one warp (lane r: row r, identity-padded) in LDL^T form:
 // the Schur complement stays unscaled, so each step's critical path is shuffle -> divide -> multiply
 // -> FMA (the next pivot is lane j+1's own entry); no sqrt on the chain. L = S / sqrt(d) at the end.
@@ -116,7 +120,7 @@ __device__ __forceinline__ int DiagFactorLdl(T (&row)[kNB], int lane, T* tb, T* 
     if (info == 0 && !(d > T(0))) info = j + 1;
     if (lane == j) dmine = d;
     if (j + 1 < kNB) {
-      const T m = row[j] / d;  // unit-lower multiplier l_rj
+      const T m = row[j] * RcpRn(d);  // unit-lower multiplier l_rj (1 / d: no divide on the chain)
       __syncwarp();
 #pragma unroll
       for (int kk = ((j + 1) / kV) * kV; kk < kNB; kk += kV) {
@@ -184,8 +188,9 @@ __device__ __forceinline__ void LargeDmma(double (&d)[2], double a, double b) {
 #endif
 }
 
-// noinline: inlined into the factor loop it spills (255 registers); as a call, none.
-__device__ __noinline__ void LargeUpdateTile(double* A, int n, int k, int i0, int j0, const double* PT,
+// noinline: inlined into the factor loop it spills (255 registers); as a call, none. static: one
+// copy per translation unit (the header is included by more than one .cu).
+static __device__ __noinline__ void LargeUpdateTile(double* A, int n, int k, int i0, int j0, const double* PT,
                                                 int pld) {
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   double* const cb = A + static_cast<int64_t>(i0 + g) * n + j0 + 2 * q;  // element (mi, nj, e) at mi 8 n + nj 8 + e

@@ -29,6 +29,10 @@ cudaError_t WideLaunch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* 
 // grid (potrf only): the padded matrix in registers of a thread grid, n = 65..128.
 template <typename T>
 cudaError_t GridLaunch(cudaStream_t s, const T* a, T* out, int32_t* info, int64_t batch, int n, int mode);
+// left (potrf only): left-looking, panels from L read back through L2, 32 < n <= kPotrfLeftMaxN.
+constexpr int kPotrfLeftMaxN = 512;
+template <typename T>
+cudaError_t LeftLaunch(cudaStream_t s, const T* a, T* out, int32_t* info, int64_t batch, int n, int mode);
 // medium: matrix in shared memory (potrf or posv); else large (potrf only).
 template <typename T>
 cudaError_t BlockedLaunch(cudaStream_t s, const T* a, const T* b, T* out, int32_t* info,

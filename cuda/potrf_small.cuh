@@ -276,6 +276,7 @@ __device__ __forceinline__ void PfCpAsync(void* dst, const void* src) {
 }
 __device__ __forceinline__ void PfCpCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void PfCpWait1() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+__device__ __forceinline__ void PfCpWait0() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 
 // ================================================================================================
 // small v4 (the default for n = 9..32): persistent blocks, double-buffered: chunk c + 1 loads while

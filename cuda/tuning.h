@@ -39,6 +39,16 @@ constexpr int kPotrfGridMaxNF64 = 96;
 #endif
 static_assert(kPotrfGridMinN > 64 && kPotrfGridMaxNF32 <= 128 && kPotrfGridMaxNF64 <= 128,
               "the grid class is instantiated for n = 65..128");
+// left (potrf only, not posv): PotrfLeftMinN<T> <= n <= 512 (cuda/potrf_left.cuh), ahead of the
+// grid, medium and large classes (bench/NOTES.md, "Left-looking class").
+#ifdef BATCHLA_POTRF_LEFT_MINN
+constexpr int kPotrfLeftMinNF32 = BATCHLA_POTRF_LEFT_MINN;
+constexpr int kPotrfLeftMinNF64 = BATCHLA_POTRF_LEFT_MINN;
+#else
+constexpr int kPotrfLeftMinNF32 = 65;
+constexpr int kPotrfLeftMinNF64 = 65;
+#endif
+static_assert(kPotrfLeftMinNF32 > 32 && kPotrfLeftMinNF64 > 32, "the left class needs n > 32");
 // medium -> large crossover for potrf (the fused posv always uses the shared-memory path).
 constexpr int kPotrfMediumMaxNF64 = 160;
 constexpr int kPotrfMediumMaxNF32 = 232;

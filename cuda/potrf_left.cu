@@ -1,0 +1,27 @@
+// potrf, left-looking class (block per matrix, panels from L read back through L2): n <= 512.
+#include "cuda/potrf_left.cuh"
+
+namespace batchla {
+namespace detail {
+
+// bands: n <= 128 (128 threads, 4 row passes of 32, half-width chunks), <= 256 and <= 512 (256 threads)
+template <typename T>
+using LeftSmall = LeftCfg<T, 128, sizeof(T) == 8 ? 8 : 16>;
+template <typename T>
+using LeftBig = LeftCfg<T, 256, sizeof(T) == 8 ? 16 : 32>;
+static_assert(LeftSmemBytes<double, LeftBig<double>>(512) <= 232448, "left-looking f64 n = 512 exceeds 227 KB");
+static_assert(LeftSmemBytes<float, LeftBig<float>>(512) <= 232448, "left-looking f32 n = 512 exceeds 227 KB");
+
+template <typename T>
+cudaError_t LeftLaunch(cudaStream_t s, const T* a, T* out, int32_t* info, int64_t batch, int n, int mode) {
+  if (n <= kNB || n > kPotrfLeftMaxN) return cudaErrorInvalidValue;
+  if (n <= 128) return LeftLaunchCfg<T, LeftSmall<T>, 4, sizeof(T) == 8 ? 4 : 5>(s, a, out, info, batch, n, mode);
+  if (n <= 256) return LeftLaunchCfg<T, LeftBig<T>, 4, 2>(s, a, out, info, batch, n, mode);
+  return LeftLaunchCfg<T, LeftBig<T>, 8, 1>(s, a, out, info, batch, n, mode);
+}
+
+template cudaError_t LeftLaunch<float>(cudaStream_t, const float*, float*, int32_t*, int64_t, int, int);
+template cudaError_t LeftLaunch<double>(cudaStream_t, const double*, double*, int32_t*, int64_t, int, int);
+
+}  // namespace detail
+}  // namespace batchla

@@ -1,0 +1,274 @@
+// Batched Cholesky (potrf only), left-looking class: a block of 256 threads per matrix, n up to 512.
+// Panel J (32 columns) is formed from the input panel and the columns of L already written:
+//   P = A[J:n, J:J+32] - L[J:n, 0:J] L[J:J+32, 0:J]^T,
+// a register-tiled product whose k dimension streams through shared memory in chunks of L read
+// back from the output (L2) with cp.async, double-buffered. So the trailing matrix is never read
+// and rewritten per panel (the right-looking large class's traffic), A is read once and L written
+// once. Then warp 0 factors P's 32 x 32 diagonal block (DiagFactorLdl), every thread solves one
+// row of the panel below against it, and the panel goes to L with the zeros above it.
+// Conventions and failure semantics: cuda/potrf_small.cuh. Measurements: bench/NOTES.md,
+// "Left-looking class".
+#pragma once
+
+#include "cuda/potrf_blocked.cuh"
+
+namespace batchla {
+namespace detail {
+
+// NT threads (4 column groups of 8 x NT / 128 row groups of 32 lanes), KC columns of L per chunk.
+template <typename T, int NT_, int KC_>
+struct LeftCfg {
+  static constexpr int kNT = NT_;
+  static constexpr int kKC = KC_;
+  static constexpr int kV = 16 / int(sizeof(T));  // elements per 16-byte access
+  static constexpr int kLds = kKC + kV;  // chunk row stride: an odd number of 16-byte granules
+                                         // (kKC * sizeof(T) = 64 or 128 B), so the 8 lanes of an
+                                         // LDS.128 phase (8 consecutive rows) hit distinct banks
+  static constexpr int kLdp = kNB + 1;   // panel row stride (odd: thread-per-row reads)
+  static constexpr int kPass = kNT / 4;  // rows per pass of the thread tile
+  static_assert((kKC * sizeof(T)) % 64 == 0 && kNT % 128 == 0, "LeftCfg");
+};
+
+template <typename T>
+struct LeftScratch {
+  T d[kNB * (kNB + 1)];  // the factored diagonal block, row-major, stride 33
+  T invd[kNB];           // 1 / L_rr
+  int info;
+};
+
+// Rows of one chunk buffer: the product reads rows up to RoundUp(m, 32) - 1 (stale past m; they
+// only feed accumulators that are never stored). Buffer 1 also holds DiagFactorLdl's 32 x 32
+// broadcast block while no chunk is in flight (>= 1024 elements: sr >= 128 where kLds < 16).
+__host__ __device__ constexpr int LeftStageRows(int n) { return RoundUp(n, 64); }
+template <typename T, class C>
+__host__ __device__ constexpr size_t LeftSmemBytes(int n) {
+  return size_t(2) * LeftStageRows(n) * C::kLds * sizeof(T) + sizeof(LeftScratch<T>);
+}
+
+// Stages L[J + r][kk, kk + kKC) for r < m into S (row stride kLds) and commits the group. `vec`:
+// rows are 16-byte aligned (n % kV == 0), one 16-byte copy per granule; else one per element.
+template <typename T, class C>
+__device__ __forceinline__ void LeftIssueChunk(const T* lm, int n, int J, int m, int kk, T* S, bool vec,
+                                               int tid) {
+  const T* src = lm + J * n + kk;
+  if (vec) {
+    constexpr int kG = C::kKC / C::kV;
+    for (int g = tid; g < m * kG; g += C::kNT) {
+      const int r = g / kG, part = g % kG;
+      PfCpAsync<16>(S + r * C::kLds + part * C::kV, src + r * n + part * C::kV);
+    }
+  } else {
+    for (int e = tid; e < m * C::kKC; e += C::kNT) {
+      const int r = e / C::kKC, c = e % C::kKC;
+      PfCpAsync<int(sizeof(T))>(S + r * C::kLds + c, src + r * n + c);
+    }
+  }
+  PfCpCommit();
+}
+
+// Asks L2 for the input elements panel J of matrix am will read (LeftLoadA), one request per
+// 128-byte line, so that their loads after the product hit L2 instead of DRAM.
+template <typename T, class C>
+__device__ __forceinline__ void LeftPrefetchPanel(const T* am, int n, int J, int mode, int tid) {
+  const int m = n - J, jw = m < kNB ? m : kNB;
+  constexpr int kPerLine = 128 / int(sizeof(T));
+  if (mode != kLoadUpper) {  // A[J + r][J, J + jw): rows of jw elements
+    const int lines = (jw + kPerLine - 1) / kPerLine + 1;  // + 1: the row may straddle a line
+    for (int t = tid; t < m * lines; t += C::kNT) {
+      const int r = t / lines, k = t % lines;
+      const int c = min(k * kPerLine, jw - 1);
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(am + (J + r) * n + J + c));
+    }
+  }
+  if (mode != kLoadLower) {  // A[J + c][J, n) for c < jw: rows of m elements
+    const int lines = (m + kPerLine - 1) / kPerLine + 1;
+    for (int t = tid; t < jw * lines; t += C::kNT) {
+      const int c = t / lines, k = t % lines;
+      const int r = min(k * kPerLine, m - 1);
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(am + (J + c) * n + J + r));
+    }
+  }
+}
+
+// acc[q][e] += sum_p S[r0 + kPass q][p] * S[c0 + e][p] over one chunk, q < Q (the warp's live row
+// passes). c0 is warp-uniform, so the column reads are broadcasts.
+template <typename T, class C, int Q, int RQ>
+__device__ __forceinline__ void LeftChunkProduct(const T* S, int r0, int c0, T (&acc)[RQ][8]) {
+  using V = Vec<T>;
+  using VT = typename V::type;
+#pragma unroll 1
+  for (int p = 0; p < C::kKC; p += C::kV) {
+    VT av[Q], bv[8];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) av[q] = *reinterpret_cast<const VT*>(S + (r0 + C::kPass * q) * C::kLds + p);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) bv[e] = *reinterpret_cast<const VT*>(S + (c0 + e) * C::kLds + p);
+#pragma unroll
+    for (int v = 0; v < C::kV; ++v)
+#pragma unroll
+      for (int q = 0; q < Q; ++q)
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[q][e] = fma(V::Get(av[q], v), V::Get(bv[e], v), acc[q][e]);
+  }
+}
+
+// Element (i, j), i >= j, of the matrix being factored (see LoadMode).
+template <typename T>
+__device__ __forceinline__ T LeftLoadA(const T* am, int n, int i, int j, int mode) {
+  if (mode == kLoadLower) return am[i * n + j];
+  const T up = am[j * n + i];
+  return mode == kLoadSym ? (am[i * n + j] + up) / T(2) : up;
+}
+
+// C: LeftCfg. RQ: row passes per thread (n <= RQ kPass). MINB: blocks per SM the register budget
+// is sized for.
+template <typename T, class C, int RQ, int MINB>
+__global__ void __launch_bounds__(C::kNT, MINB)
+    LeftKernel(const T* a, T* l, int32_t* info, int64_t batch, int n, int mode, bool vec) {
+  extern __shared__ __align__(16) unsigned char smraw[];
+  const int sr = LeftStageRows(n);
+  T* const stage0 = reinterpret_cast<T*>(smraw);
+  T* const stage1 = stage0 + sr * C::kLds;
+  T* const pan = stage0;  // the panel (row stride kLdp) reuses chunk buffer 0 between products
+  T* const tb = stage1;   // and DiagFactorLdl's broadcast block buffer 1
+  auto* sc = reinterpret_cast<LeftScratch<T>*>(smraw + size_t(2) * sr * C::kLds * sizeof(T));
+  const int64_t nn = static_cast<int64_t>(n) * n;
+  if (blockIdx.x < batch) LeftPrefetchPanel<T, C>(a + blockIdx.x * nn, n, 0, mode, threadIdx.x);
+  for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x) {
+    const T* am = a + mat * nn;
+    T* lm = l + mat * nn;
+    if (threadIdx.x == 0) sc->info = 0;
+    for (int J = 0; J < n; J += kNB) {
+      // An opaque thread index per panel: without it ptxas hoists every per-thread offset of the
+      // loops below to the kernel's start and spills them (SASS: ~37 STL before the matrix loop).
+      int tid = threadIdx.x;
+      asm volatile("" : "+r"(tid));
+      const int lane = tid & 31, warp = tid >> 5;
+      const int rbase = (warp >> 2) * 32;  // the warp's first row in a pass
+      const int r0 = rbase + lane, c0 = (warp & 3) * 8;
+      const int m = n - J, jw = m < kNB ? m : kNB;
+      const int qn = m > rbase ? (m - rbase + C::kPass - 1) / C::kPass : 0;  // warp-uniform
+      // the input the next panel (or the next matrix's first one) reads, into L2 ahead of time
+      if (J + kNB < n) LeftPrefetchPanel<T, C>(am, n, J + kNB, mode, tid);
+      else if (mat + gridDim.x < batch) LeftPrefetchPanel<T, C>(am + gridDim.x * nn, n, 0, mode, tid);
+      T acc[RQ][8];
+#pragma unroll
+      for (int q = 0; q < RQ; ++q)
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[q][e] = T(0);
+      // 1. acc = L[J:n, 0:J] L[J:J+32, 0:J]^T, chunk c + 1 in flight while chunk c is multiplied
+      const int chunks = J / C::kKC;
+      if (chunks > 0) LeftIssueChunk<T, C>(lm, n, J, m, 0, stage0, vec, tid);
+      for (int c = 0; c < chunks; ++c) {
+        if (c + 1 < chunks) {
+          LeftIssueChunk<T, C>(lm, n, J, m, (c + 1) * C::kKC, (c & 1) ? stage0 : stage1, vec, tid);
+          PfCpWait1();
+        } else {
+          PfCpWait0();
+        }
+        __syncthreads();
+        const T* S = (c & 1) ? stage1 : stage0;
+        StaticFor<1, RQ + 1>([&](auto Q) {
+          if (qn == Q) LeftChunkProduct<T, C, decltype(Q)::value, RQ>(S, r0, c0, acc);
+        });
+        __syncthreads();
+      }
+      // 2. panel = A[J:n, J:J+jw] - acc (the diagonal block's strict upper part is not formed)
+#pragma unroll
+      for (int q = 0; q < RQ; ++q) {
+        const int r = r0 + C::kPass * q;
+        if (q < qn && r < m) {
+          T v[8];
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            const int cc = c0 + e;
+            v[e] = (cc < jw && cc <= r) ? LeftLoadA<T>(am, n, J + r, J + cc, mode) : T(0);
+          }
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            if (c0 + e < jw && c0 + e <= r) pan[r * C::kLdp + c0 + e] = v[e] - acc[q][e];
+        }
+      }
+      __syncthreads();
+      // 3. diagonal block: warp 0, lane r holds row r (identity rows pad jw up to 32)
+      if (warp == 0) {
+        T row[kNB];
+#pragma unroll
+        for (int cc = 0; cc < kNB; ++cc)
+          row[cc] = (lane < jw && cc <= lane) ? pan[lane * C::kLdp + cc] : (cc == lane ? T(1) : T(0));
+        T invd;
+        const int f = DiagFactorLdl<T>(row, lane, tb, &invd);
+        if (lane < jw) {
+#pragma unroll
+          for (int cc = 0; cc < kNB; ++cc) {
+            if (cc <= lane) pan[lane * C::kLdp + cc] = row[cc];
+            sc->d[lane * (kNB + 1) + cc] = row[cc];
+          }
+        }
+        sc->invd[lane] = invd;
+        if (lane == 0 && f) sc->info = J + f;
+      }
+      __syncthreads();
+      if (sc->info) break;  // block-uniform
+      // 4. rows below the diagonal block: x L_JJ^T = P[r, :] (m > 32 implies jw == 32)
+      for (int r = kNB + tid; r < m; r += C::kNT) {
+        T x[kNB];
+        T* pr = pan + r * C::kLdp;
+        int o = 0;
+        asm volatile("" : "+r"(o));  // opaque per row: keeps ptxas from hoisting the 528 loads of
+                                     // L_JJ out of the row loop into (spilled) registers
+#pragma unroll
+        for (int p = 0; p < kNB; ++p) x[p] = pr[p];
+#pragma unroll
+        for (int p = 0; p < kNB; ++p) {
+          const T xp = x[p] * sc->invd[o + p];
+          x[p] = xp;
+#pragma unroll
+          for (int q = p + 1; q < kNB; ++q) x[q] = fma(-xp, sc->d[o + q * (kNB + 1) + p], x[q]);
+        }
+#pragma unroll
+        for (int p = 0; p < kNB; ++p) pr[p] = x[p];
+      }
+      __syncthreads();
+      // 5. L[J:n, J:J+jw] = panel (zeros right of the diagonal), L[0:J, J:J+jw] = 0; warp per row
+      if (lane < jw) {
+        for (int r = warp; r < m; r += C::kNT / 32)
+          lm[(J + r) * n + J + lane] = lane <= r ? pan[r * C::kLdp + lane] : T(0);
+        for (int r = warp; r < J; r += C::kNT / 32) lm[r * n + J + lane] = T(0);
+      }
+      __syncthreads();  // L visible to the next panel's cp.async; the panel buffer free again
+    }
+    const int inf = sc->info;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    if (tid == 0) info[mat] = inf;
+    if (inf) {
+      for (int i = warp; i < n; i += C::kNT / 32)
+        for (int j = lane; j < n; j += 32) lm[i * n + j] = j <= i ? Scalar<T>::NaN() : T(0);
+    }
+    __syncthreads();  // sc->info read by every thread before the next matrix resets it
+  }
+}
+
+template <typename T, class C, int RQ>
+struct LeftGridTag {};
+
+// One configuration per size band (bench/NOTES.md, "Left-looking class"): C, RQ (rows per thread
+// / kPass), MINB. Up to n = 128 128-thread blocks with half-width chunks, so that more matrices
+// are in flight per SM while each block's warp 0 factors a diagonal block.
+template <typename T, class C, int RQ, int MINB>
+cudaError_t LeftLaunchCfg(cudaStream_t s, const T* a, T* out, int32_t* info, int64_t batch, int n, int mode) {
+  auto kern = LeftKernel<T, C, RQ, MINB>;
+  const size_t smem = LeftSmemBytes<T, C>(n);
+  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  if (e != cudaSuccess) return e;
+  unsigned grid = 0;
+  // the stage grows with n, and with it the blocks per SM may fall: cached per n
+  e = PersistentGridKeyed<LeftGridTag<T, C, RQ>, C::kPass * RQ + 1>(kern, C::kNT, smem, batch, n, &grid);
+  if (e != cudaSuccess) return e;
+  const bool vec = n % C::kV == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0;
+  kern<<<grid, C::kNT, smem, s>>>(a, out, info, batch, n, mode, vec);
+  return cudaGetLastError();
+}
+
+}  // namespace detail
+}  // namespace batchla
