@@ -13,13 +13,15 @@ for v in $vs; do xz -dc ".carry/$v.xz" > "/tmp/$v" && chmod +x "/tmp/$v"; done
 step "smoke (a hang or failure stops the call)"
 timeout 60 /tmp/check_potrf --timing-only 256 256 > "$OUT/smoke.txt" 2>&1 || { echo "smoke rc=$?"; tail -5 "$OUT/smoke.txt"; exit 1; }
 cat "$OUT/smoke.txt"
+[ -n "${SKIP_CHECK:-}" ] || {
 step "check_potrf --blocked"
 timeout 240 /tmp/check_potrf --blocked > "$OUT/check_blocked.txt" 2>&1; echo "rc=$?"
 grep -E "FAIL|passed" "$OUT/check_blocked.txt" | head -20
+}
 for round in 1 2; do
   for v in $vs; do
-    step "$v --timing-only 64 512 (round $round)"
-    timeout 120 "/tmp/$v" --timing-only 64 512 >> "$OUT/timing_$v.txt" 2>&1; echo "rc=$?"
+    step "$v --timing-only ${TIMING_RANGE:-64 512} (round $round)"
+    timeout 120 "/tmp/$v" --timing-only ${TIMING_RANGE:-64 512} >> "$OUT/timing_$v.txt" 2>&1; echo "rc=$?"
   done
 done
 for v in $vs; do echo "--- $v"; grep -E "potrf n=" "$OUT/timing_$v.txt"; done

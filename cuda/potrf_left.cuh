@@ -33,16 +33,27 @@ template <typename T>
 struct LeftScratch {
   T d[kNB * (kNB + 1)];  // the factored diagonal block, row-major, stride 33
   T invd[kNB];           // 1 / L_rr
+#ifdef BATCHLA_LEFT_TB_SCRATCH
+  alignas(16) T tb[kNB * kNB];
+#endif
   int info;
 };
 
 // Rows of one chunk buffer: the product reads rows up to RoundUp(m, 32) - 1 (stale past m; they
-// only feed accumulators that are never stored). Buffer 1 also holds DiagFactorLdl's 32 x 32
-// broadcast block while no chunk is in flight (>= 1024 elements: sr >= 128 where kLds < 16).
+// only feed accumulators that are never stored).
 __host__ __device__ constexpr int LeftStageRows(int n) { return RoundUp(n, 64); }
+// Between products the same area holds the panel (n x kLdp, from element 0) and, after it,
+// DiagFactorLdl's 32 x 32 broadcast block (16-byte aligned); no chunk is in flight then.
+template <typename T, class C>
+__host__ __device__ constexpr int LeftTbOffset(int n) { return RoundUp(n * C::kLdp, C::kV); }
+template <typename T, class C>
+__host__ __device__ constexpr int LeftAreaElems(int n) {
+  return 2 * LeftStageRows(n) * C::kLds > LeftTbOffset<T, C>(n) + kNB * kNB
+             ? 2 * LeftStageRows(n) * C::kLds : LeftTbOffset<T, C>(n) + kNB * kNB;
+}
 template <typename T, class C>
 __host__ __device__ constexpr size_t LeftSmemBytes(int n) {
-  return size_t(2) * LeftStageRows(n) * C::kLds * sizeof(T) + sizeof(LeftScratch<T>);
+  return size_t(LeftAreaElems<T, C>(n)) * sizeof(T) + sizeof(LeftScratch<T>);
 }
 
 // Stages L[J + r][kk, kk + kKC) for r < m into S (row stride kLds) and commits the group. `vec`:
@@ -66,7 +77,7 @@ __device__ __forceinline__ void LeftIssueChunk(const T* lm, int n, int J, int m,
   PfCpCommit();
 }
 
-// Asks L2 for the input elements panel J of matrix am will read (LeftLoadA), one request per
+// Asks L2 for the input elements panel J of matrix am will read (step 2 of LeftKernel), one request per
 // 128-byte line, so that their loads after the product hit L2 instead of DRAM.
 template <typename T, class C>
 __device__ __forceinline__ void LeftPrefetchPanel(const T* am, int n, int J, int mode, int tid) {
@@ -101,6 +112,19 @@ __device__ __forceinline__ void LeftChunkProduct(const T* S, int r0, int c0, T (
     VT av[Q], bv[8];
 #pragma unroll
     for (int q = 0; q < Q; ++q) av[q] = *reinterpret_cast<const VT*>(S + (r0 + C::kPass * q) * C::kLds + p);
+#ifdef BATCHLA_LEFT_BSPLIT
+#pragma unroll
+    for (int h = 0; h < 8; h += 4) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) bv[e] = *reinterpret_cast<const VT*>(S + (c0 + h + e) * C::kLds + p);
+#pragma unroll
+      for (int v = 0; v < C::kV; ++v)
+#pragma unroll
+        for (int q = 0; q < Q; ++q)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[q][h + e] = fma(V::Get(av[q], v), V::Get(bv[e], v), acc[q][h + e]);
+    }
+#else
 #pragma unroll
     for (int e = 0; e < 8; ++e) bv[e] = *reinterpret_cast<const VT*>(S + (c0 + e) * C::kLds + p);
 #pragma unroll
@@ -109,15 +133,33 @@ __device__ __forceinline__ void LeftChunkProduct(const T* S, int r0, int c0, T (
       for (int q = 0; q < Q; ++q)
 #pragma unroll
         for (int e = 0; e < 8; ++e) acc[q][e] = fma(V::Get(av[q], v), V::Get(bv[e], v), acc[q][e]);
+#endif
   }
 }
 
-// Element (i, j), i >= j, of the matrix being factored (see LoadMode).
-template <typename T>
-__device__ __forceinline__ T LeftLoadA(const T* am, int n, int i, int j, int mode) {
-  if (mode == kLoadLower) return am[i * n + j];
-  const T up = am[j * n + i];
-  return mode == kLoadSym ? (am[i * n + j] + up) / T(2) : up;
+// pan[r][c] = A[J + r][J + c] for r < n - J, c < 32 and < n - J, c <= r within the diagonal
+// block (the lower part of the panel); block-wide, ends with a barrier. Coalesced (lanes along
+// c, kU rows in flight per thread): the per-thread tile's loads of these elements it replaces hit
+// 32 rows per instruction and were L1-wavefront bound (bench/NOTES.md, "Left-looking class").
+template <typename T, class C>
+__device__ __forceinline__ void LeftLoadLowerPanel(const T* am, int n, int J, T* pan, int tid) {
+  constexpr int kU = 8;
+  const int m = n - J, jw = m < kNB ? m : kNB;
+  const int lane = tid & 31, warp = tid >> 5;
+  for (int r0 = warp; r0 < m; r0 += kU * (C::kNT / 32)) {
+    T v[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int r = r0 + u * (C::kNT / 32);
+      v[u] = (r < m && lane < jw && lane <= r) ? am[(J + r) * n + J + lane] : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int r = r0 + u * (C::kNT / 32);
+      if (r < m && lane < jw && lane <= r) pan[r * C::kLdp + lane] = v[u];
+    }
+  }
+  __syncthreads();
 }
 
 // C: LeftCfg. RQ: row passes per thread (n <= RQ kPass). MINB: blocks per SM the register budget
@@ -129,9 +171,13 @@ __global__ void __launch_bounds__(C::kNT, MINB)
   const int sr = LeftStageRows(n);
   T* const stage0 = reinterpret_cast<T*>(smraw);
   T* const stage1 = stage0 + sr * C::kLds;
-  T* const pan = stage0;  // the panel (row stride kLdp) reuses chunk buffer 0 between products
-  T* const tb = stage1;   // and DiagFactorLdl's broadcast block buffer 1
-  auto* sc = reinterpret_cast<LeftScratch<T>*>(smraw + size_t(2) * sr * C::kLds * sizeof(T));
+  T* const pan = stage0;  // the panel (row stride kLdp) reuses the chunk buffers between products
+  auto* sc = reinterpret_cast<LeftScratch<T>*>(smraw + size_t(LeftAreaElems<T, C>(n)) * sizeof(T));
+#ifdef BATCHLA_LEFT_TB_SCRATCH
+  T* const tb = sc->tb;
+#else
+  T* const tb = stage0 + LeftTbOffset<T, C>(n);
+#endif
   const int64_t nn = static_cast<int64_t>(n) * n;
   if (blockIdx.x < batch) LeftPrefetchPanel<T, C>(a + blockIdx.x * nn, n, 0, mode, threadIdx.x);
   for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x) {
@@ -149,8 +195,10 @@ __global__ void __launch_bounds__(C::kNT, MINB)
       const int m = n - J, jw = m < kNB ? m : kNB;
       const int qn = m > rbase ? (m - rbase + C::kPass - 1) / C::kPass : 0;  // warp-uniform
       // the input the next panel (or the next matrix's first one) reads, into L2 ahead of time
+#ifdef BATCHLA_LEFT_PREFETCH
       if (J + kNB < n) LeftPrefetchPanel<T, C>(am, n, J + kNB, mode, tid);
       else if (mat + gridDim.x < batch) LeftPrefetchPanel<T, C>(am + gridDim.x * nn, n, 0, mode, tid);
+#endif
       T acc[RQ][8];
 #pragma unroll
       for (int q = 0; q < RQ; ++q)
@@ -173,22 +221,73 @@ __global__ void __launch_bounds__(C::kNT, MINB)
         });
         __syncthreads();
       }
-      // 2. panel = A[J:n, J:J+jw] - acc (the diagonal block's strict upper part is not formed)
+      // 2. panel = A[J:n, J:J+jw] - acc (the diagonal block's strict upper part is not formed).
+      // The thread's tile: 8 consecutive elements of a row (lower part: 16-byte loads when the
+      // rows are aligned) and of a column (upper part: coalesced across the lanes), all in flight.
+#ifdef BATCHLA_LEFT_LOWER_PASS
+      {
+        T up[RQ][8];
+#pragma unroll
+        for (int q = 0; q < RQ; ++q) {
+          const int r = r0 + C::kPass * q;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            const int cc = c0 + e;
+            up[q][e] = (mode != kLoadLower && q < qn && r < m && cc < jw && cc <= r) ? am[(J + cc) * n + J + r] : T(0);
+          }
+        }
+        if (mode != kLoadUpper) LeftLoadLowerPanel<T, C>(am, n, J, pan, tid);  // ends with a barrier
+#pragma unroll
+        for (int q = 0; q < RQ; ++q) {
+          const int r = r0 + C::kPass * q;
+          if (q < qn && r < m) {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+              const int cc = c0 + e;
+              if (cc < jw && cc <= r) {
+                T* p = pan + r * C::kLdp + cc;
+                const T v = mode == kLoadLower ? *p : mode == kLoadSym ? (*p + up[q][e]) / T(2) : up[q][e];
+                *p = v - acc[q][e];
+              }
+            }
+          }
+        }
+      }
+#else
 #pragma unroll
       for (int q = 0; q < RQ; ++q) {
         const int r = r0 + C::kPass * q;
         if (q < qn && r < m) {
-          T v[8];
+          using V = Vec<T>;
+          T lo[8], up[8];
+          const T* row = am + (J + r) * n + J + c0;
+          if (mode != kLoadUpper && vec && c0 + 8 <= jw) {
+#pragma unroll
+            for (int g = 0; g < 8; g += V::kN) {
+              const typename V::type w = *reinterpret_cast<const typename V::type*>(row + g);
+#pragma unroll
+              for (int v = 0; v < V::kN; ++v) lo[g + v] = V::Get(w, v);
+            }
+          } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+              lo[e] = (mode != kLoadUpper && c0 + e < jw && c0 + e <= r) ? row[e] : T(0);
+          }
 #pragma unroll
           for (int e = 0; e < 8; ++e) {
             const int cc = c0 + e;
-            v[e] = (cc < jw && cc <= r) ? LeftLoadA<T>(am, n, J + r, J + cc, mode) : T(0);
+            up[e] = (mode != kLoadLower && cc < jw && cc <= r) ? am[(J + cc) * n + J + r] : T(0);
           }
 #pragma unroll
-          for (int e = 0; e < 8; ++e)
-            if (c0 + e < jw && c0 + e <= r) pan[r * C::kLdp + c0 + e] = v[e] - acc[q][e];
+          for (int e = 0; e < 8; ++e) {
+            if (c0 + e < jw && c0 + e <= r) {
+              const T v = mode == kLoadLower ? lo[e] : mode == kLoadSym ? (lo[e] + up[e]) / T(2) : up[e];
+              pan[r * C::kLdp + c0 + e] = v - acc[q][e];
+            }
+          }
         }
       }
+#endif
       __syncthreads();
       // 3. diagonal block: warp 0, lane r holds row r (identity rows pad jw up to 32)
       if (warp == 0) {
@@ -265,7 +364,7 @@ cudaError_t LeftLaunchCfg(cudaStream_t s, const T* a, T* out, int32_t* info, int
   // the stage grows with n, and with it the blocks per SM may fall: cached per n
   e = PersistentGridKeyed<LeftGridTag<T, C, RQ>, C::kPass * RQ + 1>(kern, C::kNT, smem, batch, n, &grid);
   if (e != cudaSuccess) return e;
-  const bool vec = n % C::kV == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0;
+  const bool vec = n % C::kV == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0 && reinterpret_cast<uintptr_t>(a) % 16 == 0;
   kern<<<grid, C::kNT, smem, s>>>(a, out, info, batch, n, mode, vec);
   return cudaGetLastError();
 }
