@@ -25,4 +25,29 @@ for round in 1 2; do
   done
 done
 for v in $vs; do echo "--- $v"; grep -E "potrf n=" "$OUT/timing_$v.txt"; done
+step "timing done"
+# FULL=1: also the library (modules from bench/build_for_device.sh in .carry/): the GPU Cholesky
+# tests, the Cholesky bench (BENCH_N, both dtypes, against jnp and torch), then compute-sanitizer
+# on check_potrf in sanitize mode (last: runs that share the GPU with it time wrong).
+[ -n "${FULL:-}" ] || exit 0
+bench/unpack_on_device.sh || exit 1
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
+mkdir -p /tmp/res
+step "GPU Cholesky tests"
+timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE --tb=short tests/test_cholesky.py > "$OUT/pytest_gpu_cholesky.txt" 2>&1
+echo "rc=$?"; tail -4 "$OUT/pytest_gpu_cholesky.txt"
+step "bench"
+timeout 300 python3 -m bench.run --ops cholesky --n "${BENCH_N:-64,96,128,256,512}" \
+  --out /tmp/res/nvidia-h200-potrf-left.json > "$OUT/bench.log" 2>&1
+echo "rc=$?"; grep -E "^\| cholesky" /tmp/res/nvidia-h200-potrf-left.md
+cp /tmp/res/nvidia-h200-potrf-left.json "$OUT/" 2>/dev/null
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+step "sanitizer on check_potrf"
+for tool in racecheck memcheck initcheck; do
+  (BATCHLA_CHECK_SANITIZE=1 timeout 400 "$san" --tool $tool /tmp/check_potrf > "/tmp/san_$tool.log" 2>&1
+   echo "$tool rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san_$tool.log | head -1)" > "/tmp/san_$tool.sum") &
+done
+wait
+cat /tmp/san_*.sum | tee "$OUT/sanitizer_potrf_left.txt"
+for tool in racecheck memcheck initcheck; do grep -m3 -B2 -A8 "Invalid\|Hazard\|Uninitialized" /tmp/san_$tool.log >> "$OUT/sanitizer_potrf_left.txt"; done
 step done

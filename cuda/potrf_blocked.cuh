@@ -120,11 +120,7 @@ __device__ __forceinline__ int DiagFactorLdl(T (&row)[kNB], int lane, T* tb, T* 
     if (info == 0 && !(d > T(0))) info = j + 1;
     if (lane == j) dmine = d;
     if (j + 1 < kNB) {
-#ifdef BATCHLA_LEFT_DIV
-      const T m = row[j] / d;
-#else
       const T m = row[j] * RcpRn(d);  // unit-lower multiplier l_rj (1 / d: no divide on the chain)
-#endif
       __syncwarp();
 #pragma unroll
       for (int kk = ((j + 1) / kV) * kV; kk < kNB; kk += kV) {

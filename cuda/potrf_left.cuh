@@ -33,9 +33,6 @@ template <typename T>
 struct LeftScratch {
   T d[kNB * (kNB + 1)];  // the factored diagonal block, row-major, stride 33
   T invd[kNB];           // 1 / L_rr
-#ifdef BATCHLA_LEFT_TB_SCRATCH
-  alignas(16) T tb[kNB * kNB];
-#endif
   int info;
 };
 
@@ -77,30 +74,6 @@ __device__ __forceinline__ void LeftIssueChunk(const T* lm, int n, int J, int m,
   PfCpCommit();
 }
 
-// Asks L2 for the input elements panel J of matrix am will read (step 2 of LeftKernel), one request per
-// 128-byte line, so that their loads after the product hit L2 instead of DRAM.
-template <typename T, class C>
-__device__ __forceinline__ void LeftPrefetchPanel(const T* am, int n, int J, int mode, int tid) {
-  const int m = n - J, jw = m < kNB ? m : kNB;
-  constexpr int kPerLine = 128 / int(sizeof(T));
-  if (mode != kLoadUpper) {  // A[J + r][J, J + jw): rows of jw elements
-    const int lines = (jw + kPerLine - 1) / kPerLine + 1;  // + 1: the row may straddle a line
-    for (int t = tid; t < m * lines; t += C::kNT) {
-      const int r = t / lines, k = t % lines;
-      const int c = min(k * kPerLine, jw - 1);
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(am + (J + r) * n + J + c));
-    }
-  }
-  if (mode != kLoadLower) {  // A[J + c][J, n) for c < jw: rows of m elements
-    const int lines = (m + kPerLine - 1) / kPerLine + 1;
-    for (int t = tid; t < jw * lines; t += C::kNT) {
-      const int c = t / lines, k = t % lines;
-      const int r = min(k * kPerLine, m - 1);
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(am + (J + c) * n + J + r));
-    }
-  }
-}
-
 // acc[q][e] += sum_p S[r0 + kPass q][p] * S[c0 + e][p] over one chunk, q < Q (the warp's live row
 // passes). c0 is warp-uniform, so the column reads are broadcasts.
 template <typename T, class C, int Q, int RQ>
@@ -112,19 +85,6 @@ __device__ __forceinline__ void LeftChunkProduct(const T* S, int r0, int c0, T (
     VT av[Q], bv[8];
 #pragma unroll
     for (int q = 0; q < Q; ++q) av[q] = *reinterpret_cast<const VT*>(S + (r0 + C::kPass * q) * C::kLds + p);
-#ifdef BATCHLA_LEFT_BSPLIT
-#pragma unroll
-    for (int h = 0; h < 8; h += 4) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) bv[e] = *reinterpret_cast<const VT*>(S + (c0 + h + e) * C::kLds + p);
-#pragma unroll
-      for (int v = 0; v < C::kV; ++v)
-#pragma unroll
-        for (int q = 0; q < Q; ++q)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc[q][h + e] = fma(V::Get(av[q], v), V::Get(bv[e], v), acc[q][h + e]);
-    }
-#else
 #pragma unroll
     for (int e = 0; e < 8; ++e) bv[e] = *reinterpret_cast<const VT*>(S + (c0 + e) * C::kLds + p);
 #pragma unroll
@@ -133,33 +93,7 @@ __device__ __forceinline__ void LeftChunkProduct(const T* S, int r0, int c0, T (
       for (int q = 0; q < Q; ++q)
 #pragma unroll
         for (int e = 0; e < 8; ++e) acc[q][e] = fma(V::Get(av[q], v), V::Get(bv[e], v), acc[q][e]);
-#endif
   }
-}
-
-// pan[r][c] = A[J + r][J + c] for r < n - J, c < 32 and < n - J, c <= r within the diagonal
-// block (the lower part of the panel); block-wide, ends with a barrier. Coalesced (lanes along
-// c, kU rows in flight per thread): the per-thread tile's loads of these elements it replaces hit
-// 32 rows per instruction and were L1-wavefront bound (bench/NOTES.md, "Left-looking class").
-template <typename T, class C>
-__device__ __forceinline__ void LeftLoadLowerPanel(const T* am, int n, int J, T* pan, int tid) {
-  constexpr int kU = 8;
-  const int m = n - J, jw = m < kNB ? m : kNB;
-  const int lane = tid & 31, warp = tid >> 5;
-  for (int r0 = warp; r0 < m; r0 += kU * (C::kNT / 32)) {
-    T v[kU];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int r = r0 + u * (C::kNT / 32);
-      v[u] = (r < m && lane < jw && lane <= r) ? am[(J + r) * n + J + lane] : T(0);
-    }
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int r = r0 + u * (C::kNT / 32);
-      if (r < m && lane < jw && lane <= r) pan[r * C::kLdp + lane] = v[u];
-    }
-  }
-  __syncthreads();
 }
 
 // C: LeftCfg. RQ: row passes per thread (n <= RQ kPass). MINB: blocks per SM the register budget
@@ -173,13 +107,8 @@ __global__ void __launch_bounds__(C::kNT, MINB)
   T* const stage1 = stage0 + sr * C::kLds;
   T* const pan = stage0;  // the panel (row stride kLdp) reuses the chunk buffers between products
   auto* sc = reinterpret_cast<LeftScratch<T>*>(smraw + size_t(LeftAreaElems<T, C>(n)) * sizeof(T));
-#ifdef BATCHLA_LEFT_TB_SCRATCH
-  T* const tb = sc->tb;
-#else
   T* const tb = stage0 + LeftTbOffset<T, C>(n);
-#endif
   const int64_t nn = static_cast<int64_t>(n) * n;
-  if (blockIdx.x < batch) LeftPrefetchPanel<T, C>(a + blockIdx.x * nn, n, 0, mode, threadIdx.x);
   for (int64_t mat = blockIdx.x; mat < batch; mat += gridDim.x) {
     const T* am = a + mat * nn;
     T* lm = l + mat * nn;
@@ -195,10 +124,6 @@ __global__ void __launch_bounds__(C::kNT, MINB)
       const int m = n - J, jw = m < kNB ? m : kNB;
       const int qn = m > rbase ? (m - rbase + C::kPass - 1) / C::kPass : 0;  // warp-uniform
       // the input the next panel (or the next matrix's first one) reads, into L2 ahead of time
-#ifdef BATCHLA_LEFT_PREFETCH
-      if (J + kNB < n) LeftPrefetchPanel<T, C>(am, n, J + kNB, mode, tid);
-      else if (mat + gridDim.x < batch) LeftPrefetchPanel<T, C>(am + gridDim.x * nn, n, 0, mode, tid);
-#endif
       T acc[RQ][8];
 #pragma unroll
       for (int q = 0; q < RQ; ++q)
@@ -224,36 +149,6 @@ __global__ void __launch_bounds__(C::kNT, MINB)
       // 2. panel = A[J:n, J:J+jw] - acc (the diagonal block's strict upper part is not formed).
       // The thread's tile: 8 consecutive elements of a row (lower part: 16-byte loads when the
       // rows are aligned) and of a column (upper part: coalesced across the lanes), all in flight.
-#ifdef BATCHLA_LEFT_LOWER_PASS
-      {
-        T up[RQ][8];
-#pragma unroll
-        for (int q = 0; q < RQ; ++q) {
-          const int r = r0 + C::kPass * q;
-#pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            const int cc = c0 + e;
-            up[q][e] = (mode != kLoadLower && q < qn && r < m && cc < jw && cc <= r) ? am[(J + cc) * n + J + r] : T(0);
-          }
-        }
-        if (mode != kLoadUpper) LeftLoadLowerPanel<T, C>(am, n, J, pan, tid);  // ends with a barrier
-#pragma unroll
-        for (int q = 0; q < RQ; ++q) {
-          const int r = r0 + C::kPass * q;
-          if (q < qn && r < m) {
-#pragma unroll
-            for (int e = 0; e < 8; ++e) {
-              const int cc = c0 + e;
-              if (cc < jw && cc <= r) {
-                T* p = pan + r * C::kLdp + cc;
-                const T v = mode == kLoadLower ? *p : mode == kLoadSym ? (*p + up[q][e]) / T(2) : up[q][e];
-                *p = v - acc[q][e];
-              }
-            }
-          }
-        }
-      }
-#else
 #pragma unroll
       for (int q = 0; q < RQ; ++q) {
         const int r = r0 + C::kPass * q;
@@ -287,7 +182,6 @@ __global__ void __launch_bounds__(C::kNT, MINB)
           }
         }
       }
-#endif
       __syncthreads();
       // 3. diagonal block: warp 0, lane r holds row r (identity rows pad jw up to 32)
       if (warp == 0) {

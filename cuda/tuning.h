@@ -10,9 +10,11 @@ namespace tuning {
 // tiny:   n <= kPotrfTinyMaxN      thread per matrix, template<int N>, matrix in registers
 // small:  n <= kPotrfSmallMaxN     16- or 32-lane group per matrix, lane per row, template<int N>
 // wide:   n <= kPotrfWideMaxN      64-thread block per matrix, lane per row, runtime n (N = 64)
-// grid:   potrf, kPotrfGridMinN..PotrfGridMaxN<T>: matrix in registers of an 8 x 16 thread grid
+// left:   potrf, PotrfLeftMinN<T>..512: left-looking 32-column panels from L read back via L2
+// grid:   potrf, kPotrfGridMinN..PotrfGridMaxN<T> (below the left class): matrix in registers of
+//         an 8 x 16 thread grid
 // medium: n <= PotrfMediumMaxN<T>  block per matrix, whole matrix in shared memory, runtime n
-// large:  otherwise                block per matrix, blocked right-looking in global memory
+// large:  otherwise (potrf n > 512) block per matrix, blocked right-looking in global memory
 constexpr int kPotrfTinyMaxN = 8;
 constexpr int kPotrfSmallMaxN = 32;  // must stay <= 32 (one lane per row)
 constexpr int kPotrfWideMaxN = 64;   // must stay 64 (two warps, lane per row)
@@ -40,13 +42,15 @@ constexpr int kPotrfGridMaxNF64 = 96;
 static_assert(kPotrfGridMinN > 64 && kPotrfGridMaxNF32 <= 128 && kPotrfGridMaxNF64 <= 128,
               "the grid class is instantiated for n = 65..128");
 // left (potrf only, not posv): PotrfLeftMinN<T> <= n <= 512 (cuda/potrf_left.cuh), ahead of the
-// grid, medium and large classes (bench/NOTES.md, "Left-looking class").
+// grid, medium and large classes (bench/NOTES.md, "Left-looking class"). Measured against the grid
+// class (its first version; symmetrize read): f32 n = 72 / 80 / 96 0.17 / 0.19 / 0.22 vs 0.21 /
+// 0.24 / 0.28, so f32 keeps the grid class to 96; f64 n = 80 0.25 vs 0.26, 96 0.31 vs 0.27.
 #ifdef BATCHLA_POTRF_LEFT_MINN
 constexpr int kPotrfLeftMinNF32 = BATCHLA_POTRF_LEFT_MINN;
 constexpr int kPotrfLeftMinNF64 = BATCHLA_POTRF_LEFT_MINN;
 #else
-constexpr int kPotrfLeftMinNF32 = 65;
-constexpr int kPotrfLeftMinNF64 = 65;
+constexpr int kPotrfLeftMinNF32 = 97;
+constexpr int kPotrfLeftMinNF64 = 81;
 #endif
 static_assert(kPotrfLeftMinNF32 > 32 && kPotrfLeftMinNF64 > 32, "the left class needs n > 32");
 // medium -> large crossover for potrf (the fused posv always uses the shared-memory path).

@@ -372,13 +372,13 @@ void RunAll(bool timing) {
   std::printf("== %s correctness (PosvMaxFusedN = %d)\n", Name<T>(), PosvMaxFusedN<T>());
   std::vector<int> ns;
   // Sanitize mode: every tiny (1..8) and small (9..32) instantiation, wide at 33 and 64, grid at
-  // 65 and 100, 128 (its two padded sizes; f64 100, 128 are medium), medium (the fused posv) at
-  // 65..128, large at 233 (both dtypes). Batches 1 and 33; 1 and 3 above 64 and 1 at
-  // 233 (a block per matrix; racecheck pays per shared-memory access). Not reached there: the
+  // 65, left (potrf) at 100 and 128 (its n <= 128 band), 233 and 300 (its two 256-thread bands),
+  // medium (the fused posv) up to PosvMaxFusedN (both dtypes). Batches 1 and 33; 1 and 3 above 64 and 1
+  // from 233 (a block per matrix; racecheck pays per shared-memory access). Not reached there: the
   // medium maxima 160 / 232.
   if (SanitizeMode()) {
     for (int n = 1; n <= 33; ++n) ns.push_back(n);
-    for (int n : {64, 65, 100, 128, 233}) ns.push_back(n);
+    for (int n : {64, 65, 100, 128, 233, 300}) ns.push_back(n);
   } else {
     for (int n = 1; n <= 40; ++n) ns.push_back(n);
     for (int n : {47, 63, 64, 65, 80, 96, 100, 128, 161, 200, 233, 256, 384, 512}) ns.push_back(n);
