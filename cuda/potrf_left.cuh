@@ -149,8 +149,8 @@ __global__ void __launch_bounds__(C::kNT, MINB)
       // 2. panel = A[J:n, J:J+jw] - acc (the diagonal block's strict upper part is not formed).
       // The thread's tile: 8 consecutive elements of a row (lower part: 16-byte loads when the
       // rows are aligned) and of a column (upper part: coalesced across the lanes), all in flight.
-#pragma unroll
-      for (int q = 0; q < RQ; ++q) {
+      StaticFor<0, RQ>([&](auto Q) {
+        constexpr int q = decltype(Q)::value;
         const int r = r0 + C::kPass * q;
         if (q < qn && r < m) {
           using V = Vec<T>;
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(C::kNT, MINB)
             }
           }
         }
-      }
+      });
       __syncthreads();
       // 3. diagonal block: warp 0, lane r holds row r (identity rows pad jw up to 32)
       if (warp == 0) {
