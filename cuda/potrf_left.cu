@@ -5,11 +5,11 @@ namespace batchla {
 namespace detail {
 
 // Size bands (bench/NOTES.md, "Left-looking class"): up to n = 128 128-thread blocks (4 row passes
-// of 32) with half-width chunks, so that more matrices are in flight per SM while each block's
-// warp 0 factors a diagonal block; above, 256 threads with 4 (n <= 256) or 8 row passes of 64.
+// of 32), so that more matrices are in flight per SM while each block's warp 0 factors a diagonal
+// block; above, 256 threads with 4 (n <= 256) or 8 row passes of 64. Chunks of 128-byte rows.
 // MINB: the blocks per SM the register budget is sized for (shared memory allows as many).
 template <typename T>
-using LeftSmall = LeftCfg<T, 128, sizeof(T) == 8 ? 8 : 16>;
+using LeftSmall = LeftCfg<T, 128, sizeof(T) == 8 ? 16 : 32>;
 template <typename T>
 using LeftBig = LeftCfg<T, 256, sizeof(T) == 8 ? 16 : 32>;
 static_assert(LeftSmemBytes<double, LeftBig<double>>(kPotrfLeftMaxN) <= 232448, "left class f64 exceeds 227 KB");
