@@ -37,9 +37,9 @@ step "GPU Cholesky tests"
 timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE --tb=short tests/test_cholesky.py > "$OUT/pytest_gpu_cholesky.txt" 2>&1
 echo "rc=$?"; tail -4 "$OUT/pytest_gpu_cholesky.txt"
 step "bench"
-timeout 300 python3 -m bench.run --ops cholesky --n "${BENCH_N:-64,96,128,256,512}" \
+timeout 300 python3 -m bench.run --ops "${BENCH_OPS:-cholesky}" --n "${BENCH_N:-64,96,128,256,512}" \
   --out /tmp/res/nvidia-h200-potrf-left.json > "$OUT/bench.log" 2>&1
-echo "rc=$?"; grep -E "^\| cholesky" /tmp/res/nvidia-h200-potrf-left.md
+echo "rc=$?"; grep -E "^\| (cholesky|posv)" /tmp/res/nvidia-h200-potrf-left.md
 cp /tmp/res/nvidia-h200-potrf-left.json "$OUT/" 2>/dev/null
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 step "sanitizer on check_potrf"

@@ -74,6 +74,24 @@ __device__ __forceinline__ void LeftIssueChunk(const T* lm, int n, int J, int m,
   PfCpCommit();
 }
 
+// Asks L2 for the input lines panel J reads after its product (step 2 of LeftKernel): the jw-wide
+// row segments of the lower part and, unless kLoadLower, the 32 rows of the upper part; one
+// request per 128-byte line, issued before the product so the loads after it hit L2.
+template <typename T, class C>
+__device__ __forceinline__ void LeftPrefetchPanel(const T* am, int n, int J, int mode, int tid) {
+  constexpr int kPerLine = 128 / int(sizeof(T));
+  const int m = n - J, jw = m < kNB ? m : kNB;
+  constexpr int kLinesPerRow = kNB / kPerLine > 0 ? kNB / kPerLine : 1;
+  if (mode != kLoadUpper)
+    for (int t = tid; t < m * kLinesPerRow; t += C::kNT)
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(am + (J + t / kLinesPerRow) * n + J + (t % kLinesPerRow) * kPerLine));
+  if (mode != kLoadLower) {
+    const int per_row = (m + kPerLine - 1) / kPerLine;
+    for (int t = tid; t < jw * per_row; t += C::kNT)
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(am + (J + t / per_row) * n + J + (t % per_row) * kPerLine));
+  }
+}
+
 // acc[q][e] += sum_p S[r0 + kPass q][p] * S[c0 + e][p] over one chunk, q < Q (the warp's live row
 // passes). c0 is warp-uniform, so the column reads are broadcasts.
 template <typename T, class C, int Q, int RQ>
@@ -97,8 +115,8 @@ __device__ __forceinline__ void LeftChunkProduct(const T* S, int r0, int c0, T (
 }
 
 // C: LeftCfg. RQ: row passes per thread (n <= RQ kPass). MINB: blocks per SM the register budget
-// is sized for.
-template <typename T, class C, int RQ, int MINB>
+// is sized for. PF: prefetch each panel's input into L2 before its product (LeftPrefetchPanel).
+template <typename T, class C, int RQ, int MINB, bool PF>
 __global__ void __launch_bounds__(C::kNT, MINB)
     LeftKernel(const T* a, T* l, int32_t* info, int64_t batch, int n, int mode, bool vec) {
   extern __shared__ __align__(16) unsigned char smraw[];
@@ -129,6 +147,7 @@ __global__ void __launch_bounds__(C::kNT, MINB)
       for (int q = 0; q < RQ; ++q)
 #pragma unroll
         for (int e = 0; e < 8; ++e) acc[q][e] = T(0);
+      if (PF && J > 0) LeftPrefetchPanel<T, C>(am, n, J, mode, tid);
       // 1. acc = L[J:n, 0:J] L[J:J+32, 0:J]^T, chunk c + 1 in flight while chunk c is multiplied
       const int chunks = J / C::kKC;
       if (chunks > 0) LeftIssueChunk<T, C>(lm, n, J, m, 0, stage0, vec, tid);
@@ -248,9 +267,9 @@ struct LeftGridTag {};
 // One configuration per size band (bench/NOTES.md, "Left-looking class"): C, RQ (rows per thread
 // / kPass), MINB. Up to n = 128 128-thread blocks with half-width chunks, so that more matrices
 // are in flight per SM while each block's warp 0 factors a diagonal block.
-template <typename T, class C, int RQ, int MINB>
+template <typename T, class C, int RQ, int MINB, bool PF>
 cudaError_t LeftLaunchCfg(cudaStream_t s, const T* a, T* out, int32_t* info, int64_t batch, int n, int mode) {
-  auto kern = LeftKernel<T, C, RQ, MINB>;
+  auto kern = LeftKernel<T, C, RQ, MINB, PF>;
   const size_t smem = LeftSmemBytes<T, C>(n);
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (e != cudaSuccess) return e;
