@@ -31,7 +31,7 @@ struct LeftCfg {
 
 template <typename T>
 struct LeftScratch {
-  T d[kNB * (kNB + 1)];  // the factored diagonal block, row-major, stride 33
+  alignas(16) T dt[kNB * kNB];  // the factored diagonal block transposed: dt[p * 32 + q] = L_qp
   T invd[kNB];           // 1 / L_rr
   int info;
 };
@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(C::kNT, MINB)
 #pragma unroll
           for (int cc = 0; cc < kNB; ++cc) {
             if (cc <= lane) pan[lane * C::kLdp + cc] = row[cc];
-            sc->d[lane * (kNB + 1) + cc] = row[cc];
+            sc->dt[cc * kNB + lane] = row[cc];
           }
         }
         sc->invd[lane] = invd;
@@ -227,16 +227,23 @@ __global__ void __launch_bounds__(C::kNT, MINB)
         T x[kNB];
         T* pr = pan + r * C::kLdp;
         int o = 0;
-        asm volatile("" : "+r"(o));  // opaque per row: keeps ptxas from hoisting the 528 loads of
-                                     // L_JJ out of the row loop into (spilled) registers
+        asm volatile("" : "+r"(o));  // opaque per row: keeps ptxas from hoisting the loads of L_JJ
+                                     // out of the row loop into (spilled) registers
 #pragma unroll
         for (int p = 0; p < kNB; ++p) x[p] = pr[p];
 #pragma unroll
         for (int p = 0; p < kNB; ++p) {
           const T xp = x[p] * sc->invd[o + p];
           x[p] = xp;
+          // column p of L_JJ below the diagonal, 16 bytes per (broadcast) load
+          using V = Vec<T>;
 #pragma unroll
-          for (int q = p + 1; q < kNB; ++q) x[q] = fma(-xp, sc->d[o + q * (kNB + 1) + p], x[q]);
+          for (int kk = ((p + 1) / V::kN) * V::kN; kk < kNB; kk += V::kN) {
+            const typename V::type w = *reinterpret_cast<const typename V::type*>(sc->dt + o + p * kNB + kk);
+#pragma unroll
+            for (int e = 0; e < V::kN; ++e)
+              if (kk + e > p) x[kk + e] = fma(-xp, V::Get(w, e), x[kk + e]);
+          }
         }
 #pragma unroll
         for (int p = 0; p < kNB; ++p) pr[p] = x[p];
