@@ -1,3 +1,9 @@
+#!/usr/bin/env bash
+# One device call: Nsight Compute (--set full + the per-SASS-instruction source page as CSV) of the
+# left-looking potrf kernel's n <= 128 band (cuda/potrf_left.cuh) in symmetrize mode: check_potrf
+# --timing-only 128 128 times the lower-triangle read first (3 warm-ups + 10 launches), so the
+# 14th launch of the f32 instance is the first symmetrizing one. check_potrf from .carry/
+# (tests/cuda/build_check_variants.sh check_potrf). bench/NOTES.md, "Left-looking class".
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 xz -dc .carry/check_potrf.xz > /tmp/check_potrf && chmod +x /tmp/check_potrf
