@@ -1,4 +1,5 @@
-// Batched Cholesky (potrf only), left-looking class: a block of 256 threads per matrix, n up to 512.
+// Batched Cholesky (potrf only), left-looking class: a block of 128 or 256 threads per matrix,
+// n up to 512.
 // Panel J (32 columns) is formed from the input panel and the columns of L already written:
 //   P = A[J:n, J:J+32] - L[J:n, 0:J] L[J:J+32, 0:J]^T,
 // a register-tiled product whose k dimension streams through shared memory in chunks of L read
@@ -141,13 +142,12 @@ __global__ void __launch_bounds__(C::kNT, MINB)
       const int r0 = rbase + lane, c0 = (warp & 3) * 8;
       const int m = n - J, jw = m < kNB ? m : kNB;
       const int qn = m > rbase ? (m - rbase + C::kPass - 1) / C::kPass : 0;  // warp-uniform
-      // the input the next panel (or the next matrix's first one) reads, into L2 ahead of time
       T acc[RQ][8];
 #pragma unroll
       for (int q = 0; q < RQ; ++q)
 #pragma unroll
         for (int e = 0; e < 8; ++e) acc[q][e] = T(0);
-      if (PF && J > 0) LeftPrefetchPanel<T, C>(am, n, J, mode, tid);
+      if (PF && J > 0) LeftPrefetchPanel<T, C>(am, n, J, mode, tid);  // step 2's input, into L2
       // 1. acc = L[J:n, 0:J] L[J:J+32, 0:J]^T, chunk c + 1 in flight while chunk c is multiplied
       const int chunks = J / C::kKC;
       if (chunks > 0) LeftIssueChunk<T, C>(lm, n, J, m, 0, stage0, vec, tid);
@@ -268,12 +268,10 @@ __global__ void __launch_bounds__(C::kNT, MINB)
   }
 }
 
-template <typename T, class C, int RQ>
+template <typename T, class C, int RQ, int MINB, bool PF>
 struct LeftGridTag {};
 
-// One configuration per size band (bench/NOTES.md, "Left-looking class"): C, RQ (rows per thread
-// / kPass), MINB. Up to n = 128 128-thread blocks with half-width chunks, so that more matrices
-// are in flight per SM while each block's warp 0 factors a diagonal block.
+// Launches one configuration (the size bands are chosen in cuda/potrf_left.cu).
 template <typename T, class C, int RQ, int MINB, bool PF>
 cudaError_t LeftLaunchCfg(cudaStream_t s, const T* a, T* out, int32_t* info, int64_t batch, int n, int mode) {
   auto kern = LeftKernel<T, C, RQ, MINB, PF>;
@@ -282,9 +280,10 @@ cudaError_t LeftLaunchCfg(cudaStream_t s, const T* a, T* out, int32_t* info, int
   if (e != cudaSuccess) return e;
   unsigned grid = 0;
   // the stage grows with n, and with it the blocks per SM may fall: cached per n
-  e = PersistentGridKeyed<LeftGridTag<T, C, RQ>, C::kPass * RQ + 1>(kern, C::kNT, smem, batch, n, &grid);
+  e = PersistentGridKeyed<LeftGridTag<T, C, RQ, MINB, PF>, C::kPass * RQ + 1>(kern, C::kNT, smem, batch, n, &grid);
   if (e != cudaSuccess) return e;
-  const bool vec = n % C::kV == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0 && reinterpret_cast<uintptr_t>(a) % 16 == 0;
+  const bool vec = n % C::kV == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0 &&
+                   reinterpret_cast<uintptr_t>(a) % 16 == 0;
   kern<<<grid, C::kNT, smem, s>>>(a, out, info, batch, n, mode, vec);
   return cudaGetLastError();
 }
