@@ -35,13 +35,6 @@ timeout 200 python3 -m bench.run --ops cholesky --n "${BENCH_N:-16,32,48,64,96,1
 echo "rc=$?"; grep -E "^\| cholesky" /tmp/res/nvidia-h200-potrf-grid.md
 cp /tmp/res/nvidia-h200-potrf-grid.* "$OUT/" 2>/dev/null
 [ -n "${SKIP_SANITIZER:-}" ] && { step done; exit 0; }
-san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 step "sanitizer on check_potrf (after the timing: it shares the GPU)"
-for tool in racecheck memcheck initcheck; do
-  (BATCHLA_CHECK_SANITIZE=1 timeout 400 "$san" --tool $tool /tmp/check_potrf > "/tmp/san_$tool.log" 2>&1
-   echo "$tool rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san_$tool.log | head -1)" > "/tmp/san_$tool.sum") &
-done
-wait
-cat /tmp/san_*.sum | tee "$OUT/sanitizer_potrf.txt"
-for tool in racecheck memcheck initcheck; do grep -m3 -B2 -A8 "Invalid\|Hazard\|Uninitialized" /tmp/san_$tool.log >> "$OUT/sanitizer_potrf.txt"; done
+bench/sanitize_check_device.sh /tmp/check_potrf "$OUT/sanitizer_potrf.txt"
 step done

@@ -41,13 +41,6 @@ timeout 300 python3 -m bench.run --ops "${BENCH_OPS:-cholesky}" --n "${BENCH_N:-
   --out /tmp/res/nvidia-h200-potrf-left.json > "$OUT/bench.log" 2>&1
 echo "rc=$?"; grep -E "^\| (cholesky|posv)" /tmp/res/nvidia-h200-potrf-left.md
 cp /tmp/res/nvidia-h200-potrf-left.json "$OUT/" 2>/dev/null
-san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 step "sanitizer on check_potrf"
-for tool in racecheck memcheck initcheck; do
-  (BATCHLA_CHECK_SANITIZE=1 timeout 400 "$san" --tool $tool /tmp/check_potrf > "/tmp/san_$tool.log" 2>&1
-   echo "$tool rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san_$tool.log | head -1)" > "/tmp/san_$tool.sum") &
-done
-wait
-cat /tmp/san_*.sum | tee "$OUT/sanitizer_potrf_left.txt"
-for tool in racecheck memcheck initcheck; do grep -m3 -B2 -A8 "Invalid\|Hazard\|Uninitialized" /tmp/san_$tool.log >> "$OUT/sanitizer_potrf_left.txt"; done
+bench/sanitize_check_device.sh /tmp/check_potrf "$OUT/sanitizer_potrf_left.txt"
 step done
