@@ -177,6 +177,8 @@ def test_threads_and_devices_at_once(platform):
 BIG_OPS = {  # name -> (function, kind, n, dtype, matrices): each input has more than 2^31 elements
     "cholesky-f32": ("cholesky", 4, np.float32, 2**27 + 4099),
     "cholesky-f64-n64": ("cholesky", 64, np.float64, 2**19 + 1001),
+    "cholesky-f32-n128": ("cholesky", 128, np.float32, 2**17 + 33),  # potrf left class, n <= 128 band
+    "cholesky-f64-n256": ("cholesky", 256, np.float64, 2**15 + 7),  # its 256-thread band
     "solve_pos-f32": ("solve_pos", 4, np.float32, 2**27 + 4099),
     "il_solve-f32": ("il_solve", 4, np.float32, 2**27 + 4099),
     "il_cholesky-f32": ("il_cholesky", 4, np.float32, 2**27 + 4099),  # from_interleaved's kernel
