@@ -53,7 +53,10 @@ constexpr int kPotrfLeftMinNF32 = 97;
 constexpr int kPotrfLeftMinNF64 = 81;
 #endif
 static_assert(kPotrfLeftMinNF32 > 32 && kPotrfLeftMinNF64 > 32, "the left class needs n > 32");
-// medium -> large crossover for potrf (the fused posv always uses the shared-memory path).
+// medium -> large crossover for potrf (the fused posv always uses the shared-memory path). With
+// the left class on (the default) potrf reaches neither the grid class above PotrfLeftMinN<T> - 1
+// nor the medium class at all (large only above 512); these limits still set the dispatch of the
+// A/B build with the left class off (-DBATCHLA_POTRF_LEFT_MINN=100000, bench/potrf_left_device_run.sh).
 constexpr int kPotrfMediumMaxNF64 = 160;
 constexpr int kPotrfMediumMaxNF32 = 232;
 
