@@ -70,10 +70,21 @@ bool LuWarpWideFits() {
   return optin == 0 || LuWarpSmemBytes<T, 128>() <= optin;
 }
 
+// getrf on the left-looking class from LuLeftMinN<T>() (where it measured faster than the warp,
+// medium and large classes; tuning.h) while its shared memory fits the device.
+template <typename T>
+bool LuLeftTakes(int n) {
+  const int lo = sizeof(T) == 8 ? tuning::kLuLeftMinNF64 : tuning::kLuLeftMinNF32;
+  if (n < lo || n > tuning::kLuLeftMaxN) return false;
+  const size_t optin = SmemOptin();
+  return optin == 0 || LuLeftSmem<T>(n) <= optin;
+}
+
 template <typename T>
 cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
   const int n = args.n;
   if (n < 1 || args.batch < 1) return cudaErrorInvalidValue;
+  if (out == LuOutput::kFactor && LuLeftTakes<T>(n)) return LuLeftLaunch<T>(stream, args);
   // n <= 64: matrix in the registers of one (f32) or two (f64) warps, no block barriers; n = 65..128:
   // four (f32) or eight (f64) warps (cuda/lu_blocked_warp.cuh). kSolve with k > 1 stays on the
   // medium class.

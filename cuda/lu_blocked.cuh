@@ -518,6 +518,12 @@ template <typename T, bool FUSED>  // FUSED: kSolve / kInverse / kSlogdet, else 
 cudaError_t LuMediumRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
 template <typename T>
 cudaError_t LuLargeLaunch(cudaStream_t stream, const LuArgs<T>& args);
+// Left-looking class (kFactor, kLuNB < n <= tuning::kLuLeftMaxN; cuda/lu_blocked_left.cuh), and
+// its dynamic shared memory.
+template <typename T>
+cudaError_t LuLeftLaunch(cudaStream_t stream, const LuArgs<T>& args);
+template <typename T>
+size_t LuLeftSmem(int n);
 constexpr int kLuWarpMaxN = 64;  // the warp class holds 64 padded rows x 64 columns
 // Above kLuWarpMaxN: N = 128 (f32: one 128-register row per thread, 4 warps per matrix; f64: two
 // threads per row, 8 warps) for LuWarpWideMinN<T>(out) <= n <= LuWarpWideMaxN<T>().

@@ -188,6 +188,18 @@ constexpr int kLuWarpWideLuMinNF64 = BATCHLA_LU_WARP_WIDE_LU_MINN_F64;
 constexpr int kLuWarpWideLuMinNF64 = 129;
 #endif
 
+// left-looking class (getrf only, cuda/lu_blocked_left.cuh; bench/NOTES.md "getrf left-looking
+// class"): from these n up to kLuLeftMaxN, ahead of the warp / medium / large classes.
+// BATCHLA_LU_LEFT_MINN overrides both (benchmark variants; > 512: off).
+#ifdef BATCHLA_LU_LEFT_MINN
+constexpr int kLuLeftMinNF32 = BATCHLA_LU_LEFT_MINN;
+constexpr int kLuLeftMinNF64 = BATCHLA_LU_LEFT_MINN;
+#else
+constexpr int kLuLeftMinNF32 = 97;
+constexpr int kLuLeftMinNF64 = 81;
+#endif
+constexpr int kLuLeftMaxN = 512;
+
 // ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
 // tiny / small / tile classes as trsm's (limits above); panel: a block of warps per matrix.
 // small class sweep: GroupSweep (unrolled, pass at compile time) for float32, trsm's SweepGroup for

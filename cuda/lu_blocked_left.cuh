@@ -1,0 +1,289 @@
+// Batched LU (getrf only), left-looking class: a block of 128 or 256 threads per matrix, n up to
+// 512, on the structure of the Cholesky left class (cuda/potrf_left.cuh).
+// Panel J (32 columns, all n rows in registers, each thread 8 columns x RQ rows) is formed from
+// the input columns, gathered through the row permutation so far, and the columns of L already
+// written back to the output, streamed in chunks of KC columns through shared memory (cp.async,
+// double-buffered). Chunk c (columns kk..kk+KC) first finishes rows kk..kk+KC of the panel: warp 0
+// solves them with the chunk's unit-lower diagonal block (they are U), then every row below gets
+// X[r] -= L[r, kk:kk+KC] U[kk:kk+KC, :]. After the last chunk the rows J..n are the panel: it is
+// factored on chip with partial pivoting (LuPanel, the large class's getf2), its row exchanges are
+// applied to the columns of L left of it in global memory (LuColumnSwapSolve), and it is written
+// once. So the trailing matrix is never read and rewritten per panel (the right-looking large
+// class's traffic): A is read once, the output written once plus the row exchanges, and L read
+// back ~n^3 / (3 KC) elements, read-only, mostly from L2.
+// Outputs and conventions: cuda/lu_blocked.cuh (LuPanel) and cuda/launch.h. Measurements:
+// bench/NOTES.md, "getrf left-looking class".
+#pragma once
+
+#include "cuda/lu_blocked.cuh"
+#include "cuda/potrf_small.cuh"  // Vec, PfCpAsync / PfCpCommit / PfCpWait0
+
+namespace batchla {
+namespace detail {
+
+// NT threads (4 column groups of 8 x NT / 128 row groups of 32 lanes), KC columns of L per chunk.
+template <typename T, int NT_, int KC_>
+struct LuLeftCfg {
+  static constexpr int kNT = NT_;
+  static constexpr int kKC = KC_;
+  static constexpr int kV = 16 / int(sizeof(T));  // elements per 16-byte access
+  static constexpr int kLds = kKC + kV;  // chunk row stride: an odd number of 16-byte granules, so
+                                         // the 8 lanes of an LDS.128 phase hit distinct banks
+  static constexpr int kLdp = kLuNB + 1;  // panel / U-block row stride (thread-per-row access)
+  static constexpr int kPass = kNT / 4;  // rows per pass of the thread tile
+  static_assert((kKC * sizeof(T)) % 64 == 0 && kNT % 128 == 0 && kLuNB % kKC == 0, "LuLeftCfg");
+};
+
+template <typename T, class C>
+struct LuLeftScratch {
+  alignas(16) T ut[kLuNB * C::kLds];  // the chunk's U rows transposed: ut[col * kLds + i] = U[kk + i][col]
+  T ublk[C::kKC * C::kLdp];           // the same rows before the solve, row-major
+  LuShared<T> sh;
+};
+
+// Rows of one chunk buffer (the passes reach RoundUp(n, kPass) - 1; stale past n, never stored).
+__host__ __device__ constexpr int LuLeftStageRows(int n) { return RoundUp(n, 64); }
+template <typename T, class C>
+__host__ __device__ constexpr int LuLeftAreaElems(int n) {  // the chunk buffers, or the panel between products
+  return 2 * LuLeftStageRows(n) * C::kLds > n * C::kLdp ? 2 * LuLeftStageRows(n) * C::kLds : n * C::kLdp;
+}
+template <typename T, class C>
+__host__ __device__ constexpr size_t LuLeftScratchOff(int n) { return RoundUp(LuLeftAreaElems<T, C>(n) * int(sizeof(T)), 16); }
+template <typename T, class C>
+__host__ __device__ constexpr size_t LuLeftIntOff(int n) { return LuLeftScratchOff<T, C>(n) + RoundUp(sizeof(LuLeftScratch<T, C>), 16); }
+template <typename T, class C>
+__host__ __device__ constexpr size_t LuLeftSmemBytes(int n) { return LuLeftIntOff<T, C>(n) + RoundUp(3 * n * 4, 16); }
+
+// Stages L[r][kk, kk + KC) for kk <= r < n into S + r * kLds (absolute rows) and commits the group.
+// `vec`: rows 16-byte aligned, one 16-byte copy per granule; else one per element.
+template <typename T, class C>
+__device__ __forceinline__ void LuLeftIssueChunk(const T* lm, int n, int kk, T* S, bool vec, int tid) {
+  const int rows = n - kk;
+  const T* src = lm + kk * n + kk;
+  T* dst = S + kk * C::kLds;
+  if (vec) {
+    constexpr int kG = C::kKC / C::kV;
+    for (int g = tid; g < rows * kG; g += C::kNT) {
+      const int r = g / kG, part = g % kG;
+      PfCpAsync<16>(dst + r * C::kLds + part * C::kV, src + r * n + part * C::kV);
+    }
+  } else {
+    for (int e = tid; e < rows * C::kKC; e += C::kNT) {
+      const int r = e / C::kKC, c = e % C::kKC;
+      PfCpAsync<int(sizeof(T))>(dst + r * C::kLds + c, src + r * n + c);
+    }
+  }
+  PfCpCommit();
+}
+
+// acc[q][e] -= sum_p S[rlast - kPass q][p] * ut[c0 + e][p] over one chunk, q < Q (the warp's live
+// passes, counted from the bottom). c0 is warp-uniform, so the ut reads are broadcasts.
+template <typename T, class C, int Q, int RQ>
+__device__ __forceinline__ void LuLeftChunkProduct(const T* S, const T* ut, int rlast, int c0, T (&acc)[RQ][8]) {
+  using V = Vec<T>;
+  using VT = typename V::type;
+#pragma unroll 1
+  for (int p = 0; p < C::kKC; p += C::kV) {
+    VT av[Q], bv[8];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) av[q] = *reinterpret_cast<const VT*>(S + (rlast - C::kPass * q) * C::kLds + p);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) bv[e] = *reinterpret_cast<const VT*>(ut + (c0 + e) * C::kLds + p);
+#pragma unroll
+    for (int v = 0; v < C::kV; ++v)
+#pragma unroll
+      for (int q = 0; q < Q; ++q)
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[q][e] = fma(-V::Get(av[q], v), V::Get(bv[e], v), acc[q][e]);
+  }
+}
+
+// Warp 0: U rows kk..kk+KC of the panel = (unit lower L[kk:kk+KC, kk:kk+KC])^-1 ublk; lane = panel
+// column. Writes them to ut (transposed, for the product) and to the output (rows < J, final).
+template <typename T, class C>
+__device__ __forceinline__ void LuLeftSolveBlock(const T* S, LuLeftScratch<T, C>* sc, T* lm, int n, int kk, int J,
+                                                 int jw, int lane) {
+  using V = Vec<T>;
+  using VT = typename V::type;
+  constexpr int KC = C::kKC;
+  T u[KC];
+#pragma unroll
+  for (int i = 0; i < KC; ++i) u[i] = sc->ublk[i * C::kLdp + lane];
+  // row i: u[i] -= L[kk + i][kk + p] u[p], p < i; the row of L read 16 bytes at a time (broadcast)
+#pragma unroll
+  for (int i = 1; i < KC; ++i) {
+    const T* lrow = S + (kk + i) * C::kLds;
+#pragma unroll
+    for (int p0 = 0; p0 < i; p0 += C::kV) {
+      const VT w = *reinterpret_cast<const VT*>(lrow + p0);
+#pragma unroll
+      for (int v = 0; v < C::kV; ++v)
+        if (p0 + v < i) u[i] = fma(-V::Get(w, v), u[p0 + v], u[i]);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < KC; i += C::kV) {
+    VT w;
+    if constexpr (sizeof(T) == 4) w = make_float4(u[i], u[i + 1], u[i + 2], u[i + 3]);
+    else w = make_double2(u[i], u[i + 1]);
+    *reinterpret_cast<VT*>(sc->ut + lane * C::kLds + i) = w;
+  }
+  if (lane < jw) {
+#pragma unroll
+    for (int i = 0; i < KC; ++i) lm[(kk + i) * n + J + lane] = u[i];
+  }
+}
+
+// C: LuLeftCfg. RQ: row passes per thread (n <= RQ kPass). R: panel rows per thread in LuPanel
+// (n <= R NT). MINB: blocks per SM the register budget is sized for.
+template <typename T, class C, int RQ, int R, int MINB>
+__global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, bool vec) {
+  constexpr int NT = C::kNT, KC = C::kKC, LDP = C::kLdp;
+  extern __shared__ __align__(16) unsigned char smraw[];
+  const int n = args.n;
+  const int sr = LuLeftStageRows(n);
+  T* const stage0 = reinterpret_cast<T*>(smraw);
+  T* const stage1 = stage0 + sr * C::kLds;
+  T* const pan = stage0;  // the panel (m x LDP) reuses the chunk buffers after the products
+  auto* sc = reinterpret_cast<LuLeftScratch<T, C>*>(smraw + LuLeftScratchOff<T, C>(n));
+  LuShared<T>* sh = &sc->sh;
+  int* const perm = reinterpret_cast<int*>(smraw + LuLeftIntOff<T, C>(n));  // position -> input row
+  int* const piv = perm + n;
+  int* const rowsrc = piv + n;
+  const int64_t nn = static_cast<int64_t>(n) * n;
+  const int nend = RoundUp(n, C::kPass);
+  for (int64_t mat = blockIdx.x; mat < args.batch; mat += gridDim.x) {
+    const T* am = args.a + mat * nn;
+    T* lm = args.lu + mat * nn;
+    for (int i = threadIdx.x; i < n; i += NT) perm[i] = i;
+    if (threadIdx.x == 0) sh->info = 0, sh->dcount = 0;
+    __syncthreads();
+    for (int J = 0; J < n; J += kLuNB) {
+      // An opaque thread index per panel (as potrf_left.cuh: keeps ptxas from hoisting and
+      // spilling the per-thread offsets).
+      int tid = threadIdx.x;
+      asm volatile("" : "+r"(tid));
+      const int lane = tid & 31, warp = tid >> 5;
+      const int rbase = (warp >> 2) * 32;
+      const int rlast = nend - C::kPass + rbase + lane;  // the thread's row in pass 0 (the bottom)
+      const int c0 = (warp & 3) * 8;
+      const int m = n - J, jw = m < kLuNB ? m : kLuNB;
+      // passes of this warp that hold a row >= lo (counted from the bottom, warp-uniform)
+      auto live = [&](int lo) {
+        const int q = (nend + rbase + 31 - lo) / C::kPass;
+        return q < 0 ? 0 : q > RQ ? RQ : q;
+      };
+      // 0. acc = A[perm[r], J:J+jw] for every row r (the earlier exchanges applied by the gather)
+      T acc[RQ][8];
+      StaticFor<0, RQ>([&](auto Q) {
+        constexpr int q = decltype(Q)::value;
+        const int r = rlast - C::kPass * q;
+        using V = Vec<T>;
+        if (r >= 0 && r < n) {
+          const T* row = am + int64_t(perm[r]) * n + J + c0;
+          if (vec && c0 + 8 <= jw) {
+#pragma unroll
+            for (int g = 0; g < 8; g += V::kN) {
+              const typename V::type w = *reinterpret_cast<const typename V::type*>(row + g);
+#pragma unroll
+              for (int v = 0; v < V::kN; ++v) acc[q][g + v] = V::Get(w, v);
+            }
+          } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) acc[q][e] = c0 + e < jw ? row[e] : T(0);
+          }
+        } else {
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[q][e] = T(0);
+        }
+      });
+      // 1. chunk c: rows kk..kk+KC become U (warp 0), then update every row below them
+      const int chunks = J / KC;
+      if (chunks > 0) LuLeftIssueChunk<T, C>(lm, n, 0, stage0, vec, tid);
+      for (int c = 0; c < chunks; ++c) {
+        const int kk = c * KC;
+        StaticFor<0, RQ>([&](auto Q) {  // the owners hand rows kk..kk+KC to warp 0
+          constexpr int q = decltype(Q)::value;
+          const int r = rlast - C::kPass * q;
+          if (r >= kk && r < kk + KC) {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) sc->ublk[(r - kk) * LDP + c0 + e] = acc[q][e];
+          }
+        });
+        PfCpWait0();
+        __syncthreads();  // chunk c landed; product c - 1 done (the other buffer and ut are free)
+        if (c + 1 < chunks) LuLeftIssueChunk<T, C>(lm, n, kk + KC, (c & 1) ? stage0 : stage1, vec, tid);
+        const T* S = (c & 1) ? stage1 : stage0;
+        if (warp == 0) LuLeftSolveBlock<T, C>(S, sc, lm, n, kk, J, jw, lane);
+        __syncthreads();
+        const int qn = live(kk + KC);
+        StaticFor<1, RQ + 1>([&](auto Q) {
+          if (qn == Q) LuLeftChunkProduct<T, C, decltype(Q)::value, RQ>(S, sc->ut, rlast, c0, acc);
+        });
+      }
+      __syncthreads();  // products done: the panel may overwrite the chunk buffers
+      // 2. the panel (rows J..n) to shared memory and factored with partial pivoting
+      StaticFor<0, RQ>([&](auto Q) {
+        constexpr int q = decltype(Q)::value;
+        const int r = rlast - C::kPass * q;
+        if (r >= J && r < n) {
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            if (c0 + e < jw) pan[(r - J) * LDP + c0 + e] = acc[q][e];
+        }
+      });
+      __syncthreads();
+      LuPanel<T, R, NT>(pan, LDP, m, jw, J, piv, rowsrc, sh);
+      __syncthreads();
+      // 3. new order of rows J..n; the exchanges applied to L[:, 0:J]; the panel written
+      int newperm[R];
+#pragma unroll
+      for (int q = 0; q < R; ++q) {
+        const int r = tid + q * NT;
+        newperm[q] = r < m ? perm[J + rowsrc[r]] : 0;
+      }
+      for (int cc = tid; cc < J; cc += NT)
+        LuColumnSwapSolve<T, false>(lm, n, J, jw, cc, rowsrc, sh, nullptr, 0, nullptr, 0);
+      if (lane < jw)
+        for (int r = warp; r < m; r += NT / 32) lm[(J + r) * n + J + lane] = pan[r * LDP + lane];
+      __syncthreads();
+#pragma unroll
+      for (int q = 0; q < R; ++q) {
+        const int r = tid + q * NT;
+        if (r < m) perm[J + r] = newperm[q];
+      }
+      if (tid == 0) sh->dcount = 0;
+      __syncthreads();  // perm and the output visible to the next panel's gather and cp.async
+    }
+    for (int i = threadIdx.x; i < n; i += NT) {
+      args.pivots[mat * n + i] = piv[i];
+      if (args.perm) args.perm[mat * n + i] = perm[i];
+    }
+    if (threadIdx.x == 0) args.info[mat] = sh->info;
+    __syncthreads();  // piv / perm / info read before the next matrix resets them
+  }
+}
+
+template <typename T, class C, int RQ, int R, int MINB>
+struct LuLeftGridTag {};
+
+// Launches one configuration (the size bands: cuda/lu_blocked_left.cu).
+template <typename T, class C, int RQ, int R, int MINB>
+cudaError_t LuLeftLaunchCfg(cudaStream_t s, const LuArgs<T>& args) {
+  auto kern = LuLeftKernel<T, C, RQ, R, MINB>;
+  const int n = args.n;
+  const size_t smem = LuLeftSmemBytes<T, C>(n);
+  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  if (e != cudaSuccess) return e;
+  unsigned grid = 0;
+  e = PersistentGridKeyed<LuLeftGridTag<T, C, RQ, R, MINB>, C::kPass * RQ + 1>(kern, C::kNT, smem, args.batch, n,
+                                                                                 &grid);
+  if (e != cudaSuccess) return e;
+  const bool vec = n % C::kV == 0 && reinterpret_cast<uintptr_t>(args.a) % 16 == 0 &&
+                   reinterpret_cast<uintptr_t>(args.lu) % 16 == 0;
+  kern<<<grid, C::kNT, smem, s>>>(args, vec);
+  return cudaGetLastError();
+}
+
+}  // namespace detail
+}  // namespace batchla
