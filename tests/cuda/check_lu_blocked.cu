@@ -443,7 +443,7 @@ void CheckAll() {
   // inverse / gesv k <= 1), medium at 65 (the <= 128 register budget), large at 233 (both dtypes).
   // Not reached there: the medium class above 128 (its 1-block-per-SM build) and n > 256 (a second
   // 256-column strip of the large class).
-  const std::vector<int> sizes = SanitizeMode() ? std::vector<int>{33, 64, 65, 233}
+  const std::vector<int> sizes = SanitizeMode() ? std::vector<int>{33, 64, 65, 100, 233}
       : std::vector<int>{33, 34, 35, 36, 37, 38, 39, 40, 48, 63, 64, 65, 96, 100, 127, 128, 129, 160, 161,
                          200, 232, 233, 256, 300, 384, 511, 512};
   for (int n : sizes) {
