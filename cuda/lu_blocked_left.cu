@@ -22,12 +22,20 @@ size_t LuLeftSmem(int n) {
   return n <= 128 ? LuLeftSmemBytes<T, LuLeftSmall<T>>(n) : LuLeftSmemBytes<T, LuLeftBig<T>>(n);
 }
 
+// (-D overrides: benchmark variants only.)
+#ifndef BATCHLA_LU_LEFT_MINB_SMALL
+#define BATCHLA_LU_LEFT_MINB_SMALL 4
+#endif
+#ifndef BATCHLA_LU_LEFT_MINB_MID
+#define BATCHLA_LU_LEFT_MINB_MID 2
+#endif
+
 template <typename T>
 cudaError_t LuLeftLaunch(cudaStream_t s, const LuArgs<T>& args) {
   const int n = args.n;
   if (n <= kLuNB || n > tuning::kLuLeftMaxN) return cudaErrorInvalidValue;
-  if (n <= 128) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 4, 1, 4>(s, args);
-  if (n <= 256) return LuLeftLaunchCfg<T, LuLeftBig<T>, 4, 1, 2>(s, args);
+  if (n <= 128) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 4, 1, BATCHLA_LU_LEFT_MINB_SMALL>(s, args);
+  if (n <= 256) return LuLeftLaunchCfg<T, LuLeftBig<T>, 4, 1, BATCHLA_LU_LEFT_MINB_MID>(s, args);
   return LuLeftLaunchCfg<T, LuLeftBig<T>, 8, 2, 1>(s, args);
 }
 

@@ -6,7 +6,7 @@
 // double-buffered). Chunk c (columns kk..kk+KC) first finishes rows kk..kk+KC of the panel: warp 0
 // solves them with the chunk's unit-lower diagonal block (they are U), then every row below gets
 // X[r] -= L[r, kk:kk+KC] U[kk:kk+KC, :]. After the last chunk the rows J..n are the panel: it is
-// factored on chip with partial pivoting (LuPanel, the large class's getf2), its row exchanges are
+// factored on chip with partial pivoting (LuLeftPanel: LuPanel's getf2 with a rolled step loop), its row exchanges are
 // applied to the columns of L left of it in global memory (LuColumnSwapSolve), and it is written
 // once. So the trailing matrix is never read and rewritten per panel (the right-looking large
 // class's traffic): A is read once, the output written once plus the row exchanges, and L read
@@ -38,7 +38,11 @@ template <typename T, class C>
 struct LuLeftScratch {
   alignas(16) T ut[kLuNB * C::kLds];  // the chunk's U rows transposed: ut[col * kLds + i] = U[kk + i][col]
   T ublk[C::kKC * C::kLdp];           // the same rows before the solve, row-major
-  LuShared<T> sh;
+  alignas(16) T prow1[kLuNB];         // panel step j: the pivot row's columns j + 1.. (then 0)
+  T xrow[kLuNB];                      // the row it displaces, columns j..
+  T pval;                             // the pivot
+  int psrc, xsrc;
+  LuShared<T> sh;                     // argmax keys, dlist / dcount, info
 };
 
 // Rows of one chunk buffer (the passes reach RoundUp(n, kPass) - 1; stale past n, never stored).
@@ -132,6 +136,142 @@ __device__ __forceinline__ void LuLeftSolveBlock(const T* S, LuLeftScratch<T, C>
 #pragma unroll
     for (int i = 0; i < KC; ++i) lm[(kk + i) * n + J + lane] = u[i];
   }
+}
+
+// getf2 on the panel P (m rows x w <= 32 columns, row stride ldp, shared memory), with the
+// semantics of LuPanel (cuda/lu_blocked.cuh: LAPACK idamax pivots, zero pivots counted in
+// sh->info, piv / rowsrc / dlist) but a rolled step loop: LuPanel's 32 unrolled steps do not fit
+// the instruction cache, and with one or two blocks per SM the misses stalled every step
+// (bench/NOTES.md, "getrf left-looking class"). Register indices stay static by rotation: at step j,
+// slot c of a row holds column j + c; the update writes slot c from slot c + 1 (one FMA per slot,
+// no moves), and each finished column leaves the registers for P (the multipliers of step j into
+// column j, the pivot row into row j). A row exchange therefore also swaps the two rows' columns
+// < j in P.
+template <typename T, int R, int NT, class SC>
+__device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* rowsrc, SC* sc) {
+  constexpr int NB = kLuNB, NW = NT / 32;
+  using V = Vec<T>;
+  using VT = typename V::type;
+  LuShared<T>* sh = &sc->sh;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  T row[R][NB];
+  int src[R];
+#pragma unroll
+  for (int q = 0; q < R; ++q) {
+    const int r = tid + q * NT;
+    src[q] = r;
+#pragma unroll
+    for (int c = 0; c < NB; ++c) row[q][c] = (r < m && c < w) ? P[r * ldp + c] : T(0);
+  }
+  int info = 0;
+#pragma unroll 1
+  for (int j = 0; j < w; ++j) {
+    // 1. argmax of column j (slot 0) over rows r >= j: thread, warp, block
+    unsigned long long key = 0;
+    int bi = 0x7fffffff;
+#pragma unroll
+    for (int q = 0; q < R; ++q) {
+      const int r = tid + q * NT;
+      const unsigned long long kq = (r >= j && r < m) ? LuKey(row[q][0], r == j) : 0ull;
+      if (kq > key) key = kq, bi = r;
+    }
+    LuWarpArgmax(key, bi);
+    if (lane == 0) sh->redk[warp] = key, sh->redi[warp] = bi;
+    __syncthreads();
+    key = sh->redk[0], bi = sh->redi[0];
+#pragma unroll
+    for (int u = 1; u < NW; ++u) {
+      const unsigned long long ok = sh->redk[u];
+      const int oi = sh->redi[u];
+      if (ok > key || (ok == key && oi < bi)) key = ok, bi = oi;
+    }
+    const int p = key != 0 && bi < m ? bi : j;  // all candidates NaN: keep row j
+    // 2. the owners publish the pivot row (shifted by one slot) and row j; slots picked by selects
+    const int pt = p % NT, pq = p / NT, jt = j % NT, jq = j / NT;
+    if (tid == pt) {
+#pragma unroll
+      for (int c = 0; c < NB; ++c) {
+        T v = row[0][c];
+#pragma unroll
+        for (int q = 1; q < R; ++q) v = pq == q ? row[q][c] : v;
+        if (c == 0) sc->pval = v;
+        else sc->prow1[c - 1] = v;
+      }
+      sc->prow1[NB - 1] = T(0);
+      int sv = src[0];
+#pragma unroll
+      for (int q = 1; q < R; ++q) sv = pq == q ? src[q] : sv;
+      sc->psrc = sv;
+    }
+    if (p != j && tid == jt) {
+#pragma unroll
+      for (int c = 0; c < NB; ++c) {
+        T v = row[0][c];
+#pragma unroll
+        for (int q = 1; q < R; ++q) v = jq == q ? row[q][c] : v;
+        sc->xrow[c] = v;
+      }
+      int sv = src[0];
+#pragma unroll
+      for (int q = 1; q < R; ++q) sv = jq == q ? src[q] : sv;
+      sc->xsrc = sv;
+    }
+    if (tid == 0) piv[k + j] = k + p;
+    __syncthreads();
+    // 3. exchange, U row j and the exchanged rows' finished columns, multipliers, update + rotate
+    const T pv = sc->pval;
+    if (pv == T(0) && info == 0) info = k + j + 1;
+    const bool tiny = !(fabs(pv) >= LuMinNormal<T>());  // LAPACK: divide instead of 1/pivot
+    const T rp = T(1) / pv;
+    if (p != j && tid == pt) {  // old row j moves to row p
+      const int xs = sc->xsrc;
+#pragma unroll
+      for (int q = 0; q < R; ++q) {
+        const bool mine = pq == q;
+#pragma unroll
+        for (int c = 0; c < NB; ++c) row[q][c] = mine ? sc->xrow[c] : row[q][c];
+        src[q] = mine ? xs : src[q];
+      }
+    }
+    if (p != j && tid == jt) {  // the pivot row moves to row j (its registers are done)
+      const int ps = sc->psrc;
+#pragma unroll
+      for (int q = 0; q < R; ++q) src[q] = jq == q ? ps : src[q];
+    }
+    if (warp == NW - 1) {
+      if (j + lane < w) P[j * ldp + j + lane] = lane == 0 ? pv : sc->prow1[lane - 1];
+      if (p != j && lane < j) {
+        const T a = P[p * ldp + lane], b = P[j * ldp + lane];
+        P[p * ldp + lane] = b;
+        P[j * ldp + lane] = a;
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < R; ++q) {
+      const int r = tid + q * NT;
+      const bool act = r > j && r < m;
+      T l = row[q][0];
+      if (pv != T(0)) l = tiny ? l / pv : l * rp;
+      if (act) P[r * ldp + j] = l;
+      const T lf = act ? l : T(0);  // finished rows rotate too (their registers are dead)
+#pragma unroll
+      for (int c = 0; c < NB; c += V::kN) {
+        const VT pr = *reinterpret_cast<const VT*>(sc->prow1 + c);
+#pragma unroll
+        for (int e = 0; e < V::kN; ++e)
+          row[q][c + e] = fma(-lf, V::Get(pr, e), c + e + 1 < NB ? row[q][c + e + 1] : T(0));
+      }
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < R; ++q) {
+    const int r = tid + q * NT;
+    if (r < m) {
+      rowsrc[r] = src[q];
+      if (r >= w && src[q] != r) sh->dlist[atomicAdd(&sh->dcount, 1)] = r;
+    }
+  }
+  if (tid == 0 && info != 0 && sh->info == 0) sh->info = info;
 }
 
 // C: LuLeftCfg. RQ: row passes per thread (n <= RQ kPass). R: panel rows per thread in LuPanel
@@ -233,7 +373,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
         }
       });
       __syncthreads();
-      LuPanel<T, R, NT>(pan, LDP, m, jw, J, piv, rowsrc, sh);
+      LuLeftPanel<T, R, NT>(pan, LDP, m, jw, J, piv, rowsrc, sc);
       __syncthreads();
       // 3. new order of rows J..n; the exchanges applied to L[:, 0:J]; the panel written
       int newperm[R];
