@@ -613,6 +613,7 @@ NB_MODULE(_cuda, m) {
   DefByDtype(m, "potrf_max_n", batchla::PotrfMaxN<float>, batchla::PotrfMaxN<double>);
   DefByDtype(m, "getrf_max_n", batchla::GetrfMaxN<float>, batchla::GetrfMaxN<double>);
   DefByDtype(m, "lu_fused_max_n", batchla::LuFusedMaxN<float>, batchla::LuFusedMaxN<double>);
+  DefByDtype(m, "lu_fused_wins", batchla::LuFusedWins<float>, batchla::LuFusedWins<double>, "output", "n");
   // The chunk the autotuner found fastest for n (cuda/interleaved_tuning.h); whether the fused
   // il_posv handles n (else the lowering composes il_potrf + il_potrs).
   DefByDtype(m, "il_default_chunk", batchla::IlDefaultChunk<float>, batchla::IlDefaultChunk<double>, "n");

@@ -98,6 +98,10 @@ cudaError_t LaunchSlogdet(cudaStream_t stream, const T* a, T* sign, T* logabsdet
                           int n);
 template <typename T>
 int LuFusedMaxN();
+// Whether the fused kernel of `output` (1 gesv, 2 inverse, 3 slogdet) is the faster way at n; false
+// past LuFusedMaxN and where getrf's left-looking class makes the composition faster.
+template <typename T>
+bool LuFusedWins(int output, int n);
 
 // ---- QR family (LAPACK geqrf / orgqr / ormqr, jnp.linalg.qr / lstsq) ---------------------------
 // Householder QR of m x n matrices with m >= n (smaller m returns cudaErrorInvalidValue):

@@ -52,6 +52,13 @@ int LuFusedMaxN() {
 }
 
 template <typename T>
+bool LuFusedWins(int output, int n) {
+  if (output < 1 || output > 3 || n < 0) return false;
+  if (n <= tuning::kLuSmallMaxN) return true;
+  return detail::LuBlockedFusedWins<T>(static_cast<LuOutput>(output), n);
+}
+
+template <typename T>
 cudaError_t LaunchGetrf(cudaStream_t stream, const T* a, T* lu, int32_t* pivots, int32_t* perm,
                         int32_t* info, int64_t batch, int n) {
   LuArgs<T> args;
@@ -87,6 +94,7 @@ cudaError_t LaunchSlogdet(cudaStream_t stream, const T* a, T* sign, T* logabsdet
 #define BATCHLA_INSTANTIATE_LU(T)                                                                  \
   template int GetrfMaxN<T>();                                                                     \
   template int LuFusedMaxN<T>();                                                                   \
+  template bool LuFusedWins<T>(int, int);                                                          \
   template cudaError_t LaunchGetrf<T>(cudaStream_t, const T*, T*, int32_t*, int32_t*, int32_t*,    \
                                       int64_t, int);                                               \
   template cudaError_t LaunchGesv<T>(cudaStream_t, const T*, const T*, T*, int32_t*, int64_t, int, \

@@ -106,8 +106,16 @@ cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) 
   return cudaErrorInvalidValue;
 }
 
+template <typename T>
+bool LuBlockedFusedWins(LuOutput out, int n) {
+  if (n > LuBlockedFusedMaxN<T>()) return false;
+  if (out == LuOutput::kFactor || !LuLeftTakes<T>(n)) return true;
+  return n < (sizeof(T) == 8 ? tuning::kLuComposedMinNF64 : tuning::kLuComposedMinNF32)[int(out)];
+}
+
 #define BATCHLA_INSTANTIATE_LU_BLOCKED(T)                                                  \
   template int LuBlockedMaxN<T>();                                                        \
+  template bool LuBlockedFusedWins<T>(LuOutput, int);                                     \
   template int LuBlockedFusedMaxN<T>();                                                   \
   template cudaError_t LuBlocked<T>(cudaStream_t, const LuArgs<T>&, LuOutput);
 BATCHLA_INSTANTIATE_LU_BLOCKED(float)

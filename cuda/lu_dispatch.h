@@ -55,6 +55,8 @@ template <typename T>
 int LuBlockedMaxN();       // 512 on sm_90; less where the device has less shared memory
 template <typename T>
 int LuBlockedFusedMaxN();  // largest n the fused (on-chip) outputs handle
+template <typename T>
+bool LuBlockedFusedWins(LuOutput out, int n);  // fused kernel faster than the composition at n
 
 }  // namespace detail
 }  // namespace batchla

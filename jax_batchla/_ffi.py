@@ -50,9 +50,15 @@ def _cuda_size(fn: str, dtype) -> int:
     return getattr(_cuda, fn)(jax.numpy.dtype(dtype).name) if _cuda is not None else 0
 
 
-def lu_fused_max_n(dtype) -> int:
-    """Largest n of the fused (on-chip) CUDA gesv / inverse / slogdet kernels (0 without them)."""
-    return _cuda_size("lu_fused_max_n", dtype) if has_cuda_target("batchla_gesv") else 0
+_LU_FUSED_OUTPUTS = {"solve": 1, "inverse": 2, "slogdet": 3}  # cuda/lu_dispatch.h LuOutput
+
+
+def lu_fused_wins(dtype, output: str, n: int) -> bool:
+    """Whether the fused CUDA kernel of `output` ('solve', 'inverse', 'slogdet') is the faster way
+    for n x n matrices, rather than getrf + getrs / the LU diagonal (False without the kernels)."""
+    if not has_cuda_target("batchla_gesv"):
+        return False
+    return bool(_cuda.lu_fused_wins(jax.numpy.dtype(dtype).name, _LU_FUSED_OUTPUTS[output], int(n)))
 
 
 def getrf_max_n(dtype) -> int:

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from conftest import DTYPES, SIZES, THRESHOLD, batch_for, eps, norm1, solve_residual
+from conftest import DEVICES, DTYPES, SIZES, THRESHOLD, batch_for, eps, norm1, solve_residual
 
 import jax_batchla.linalg as bla
 import jax_batchla.scipy.linalg as bsl
@@ -78,7 +78,7 @@ def test_ill_conditioned(device, n, dtype, cond):
     assert solve_residual(a, bla.solve(a, b), b, dtype) <= THRESHOLD
 
 
-@pytest.mark.parametrize("n", [2, 3, 7, 16, 31, 32, 33, 64, 100])
+@pytest.mark.parametrize("n", [2, 3, 7, 16, 31, 32, 33, 64, 100, 129, 300])
 def test_pivots_match_lapack(device, n):
     rng = np.random.default_rng(n)
     a = np.stack([general(rng, (), n, np.float64), pivot_every_step(rng, n, np.float64)])
@@ -107,6 +107,32 @@ def test_lu_factor_skips_the_permutation(device, n, dtype):
     np.testing.assert_array_equal(np.asarray(piv), np.asarray(full[1]))
     assert luops.getrf(a, permutation=False)[2].shape == (3, 0)
     assert lu_residual(a, lu, full[2]) <= THRESHOLD
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [32, 64, 80, 96, 100, 128, 129, 200, 256])
+@pytest.mark.parametrize("platform", [p for p in DEVICES if p.id == "gpu"])
+def test_fused_or_composed_as_the_table_picks(platform, n, dtype):
+    """solve / inv / slogdet lower to their fused kernel where lu_fused_wins says it is faster,
+    else to getrf + getrs (or getrf's diagonal); both give the same answers to rounding."""
+    from jax_batchla import _ffi
+    rng = np.random.default_rng(n)
+    a = general(rng, (3,), n, dtype)
+    b = rng.standard_normal((3, n, 1)).astype(dtype)
+    with jax.default_device(jax.devices(platform)[0]):
+        for name, fn, args, target in (("solve", bla.solve, (a, b), "batchla_gesv"),
+                                        ("inverse", bla.inv, (a,), "batchla_inverse"),
+                                        ("slogdet", bla.slogdet, (a,), "batchla_slogdet")):
+            hlo = jax.jit(fn).lower(*args).as_text()
+            fused = _ffi.lu_fused_wins(dtype, name, n)
+            assert (target in hlo) == fused and (("batchla_getrf" in hlo) != fused), name
+        assert solve_residual(a, bla.solve(a, b), b, dtype) <= THRESHOLD
+        eye = np.broadcast_to(np.eye(n), a.shape)
+        assert solve_residual(a, np.asarray(bla.inv(a), np.float64), eye, dtype) <= THRESHOLD
+        sign, logdet = bla.slogdet(a)
+        ref_sign, ref_logdet = np.linalg.slogdet(a.astype(np.float64))
+        np.testing.assert_array_equal(np.asarray(sign), ref_sign)
+        np.testing.assert_allclose(np.asarray(logdet), ref_logdet, rtol=0, atol=n * 50 * eps(dtype))
 
 
 def test_ties_pick_the_first_row(device):

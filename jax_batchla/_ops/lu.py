@@ -152,7 +152,7 @@ def _gesv_fused_fits(a, b):
     folded into k), factor once and let getrs split the columns over the whole GPU instead."""
     batch, k = int(np.prod(a.shape[:-2])), b.shape[-1]
     few_matrices_many_columns = k >= 4096 and k >= 32 * max(batch, 1)
-    return a.shape[-1] <= _ffi.lu_fused_max_n(a.dtype) and not few_matrices_many_columns
+    return _ffi.lu_fused_wins(a.dtype, "solve", a.shape[-1]) and not few_matrices_many_columns
 
 
 gesv_p = make_primitive(OpSpec(
@@ -197,7 +197,8 @@ def _inverse_composed(a):
 inverse_p = make_primitive(OpSpec(
     name="batchla_inverse", operands=("a",), shape_rule=_inverse_shape,
     reference=_reference.inverse, multiple_results=True,
-    cuda_lowering=sized_cuda_lowering("batchla_inverse", _ffi.lu_fused_max_n, _inverse_composed)))
+    cuda_lowering=conditional_cuda_lowering(
+        "batchla_inverse", lambda a: _ffi.lu_fused_wins(a.dtype, "inverse", a.shape[-1]), _inverse_composed)))
 
 
 def inverse(a):
@@ -228,7 +229,8 @@ def _slogdet_composed(a):
 slogdet_p = make_primitive(OpSpec(
     name="batchla_slogdet", operands=("a",), shape_rule=_slogdet_shape,
     reference=_reference.slogdet, multiple_results=True,
-    cuda_lowering=sized_cuda_lowering("batchla_slogdet", _ffi.lu_fused_max_n, _slogdet_composed)))
+    cuda_lowering=conditional_cuda_lowering(
+        "batchla_slogdet", lambda a: _ffi.lu_fused_wins(a.dtype, "slogdet", a.shape[-1]), _slogdet_composed)))
 
 
 def slogdet(a):
