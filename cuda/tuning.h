@@ -202,9 +202,11 @@ constexpr int kLuLeftMaxN = 512;
 // Where the left class factors, getrf + getrs (solve, inverse with n columns) or getrf + a
 // reduction of its diagonal (slogdet) from these n instead of the fused on-chip kernels (the
 // Python lowerings ask LuFusedWins): f32 n = 128 getrf 1.25 ms vs fused gesv k = 1 1.62, slogdet
-// 1.50; f64 n = 128 0.99 vs 2.61 / 2.68 (bench/NOTES.md, "getrf left-looking class").
+// 1.50; f64 n = 128 0.99 vs 2.61 / 2.68. The inverse stays fused through n = 128 (the warp class's
+// Gauss-Jordan; library bench, f64 n = 128: 2.77 ms fused vs 3.19 getrf + getrs with 128 columns;
+// bench/NOTES.md, "getrf left-looking class").
 constexpr int kLuComposedMinNF32[4] = {0, 97, 129, 97};  // by LuOutput: -, solve, inverse, slogdet
-constexpr int kLuComposedMinNF64[4] = {0, 81, 81, 81};
+constexpr int kLuComposedMinNF64[4] = {0, 81, 129, 81};
 
 // ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
 // tiny / small / tile classes as trsm's (limits above); panel: a block of warps per matrix.
