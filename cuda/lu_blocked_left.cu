@@ -8,10 +8,19 @@ namespace detail {
 
 // Size bands (bench/NOTES.md, "getrf left-looking class"), as the Cholesky left class's: up to
 // n = 128 128-thread blocks (4 row passes of 32); above, 256 threads with 4 (n <= 256) or 8 row
-// passes of 64. Chunks of 128-byte rows of L (f32 32, f64 16 columns). MINB: the blocks per SM
-// the register budget is sized for (what shared memory allows at the band's top n).
+// passes of 64. Chunks of 128-byte rows of L (f32 32, f64 16 columns), but 64-byte (16) for f32
+// up to n = 128 with 5 blocks per SM instead of 4 (f32 n = 128 1.25 -> 1.09 ms, 112 1.47 -> 1.27;
+// the same for f64, KC = 8: 0.99 -> 1.27 ms, spills). MINB: the blocks per SM the register
+// budget is sized for (shared memory allows as many at the band's top n). Measured and not
+// kept: 6 blocks (f32 1.12 ms), 1 block of 255 registers for n <= 256 (f32 2.38 vs 1.77 ms).
+#ifndef BATCHLA_LU_LEFT_KC_SMALL_F32
+#define BATCHLA_LU_LEFT_KC_SMALL_F32 16
+#endif
+#ifndef BATCHLA_LU_LEFT_KC_SMALL_F64
+#define BATCHLA_LU_LEFT_KC_SMALL_F64 16
+#endif
 template <typename T>
-using LuLeftSmall = LuLeftCfg<T, 128, sizeof(T) == 8 ? 16 : 32>;
+using LuLeftSmall = LuLeftCfg<T, 128, sizeof(T) == 8 ? BATCHLA_LU_LEFT_KC_SMALL_F64 : BATCHLA_LU_LEFT_KC_SMALL_F32>;
 template <typename T>
 using LuLeftBig = LuLeftCfg<T, 256, sizeof(T) == 8 ? 16 : 32>;
 static_assert(LuLeftSmemBytes<double, LuLeftBig<double>>(tuning::kLuLeftMaxN) <= kLuSmemLimit, "f64 left class exceeds 227 KB");
@@ -23,8 +32,11 @@ size_t LuLeftSmem(int n) {
 }
 
 // (-D overrides: benchmark variants only.)
-#ifndef BATCHLA_LU_LEFT_MINB_SMALL
-#define BATCHLA_LU_LEFT_MINB_SMALL 4
+#ifndef BATCHLA_LU_LEFT_MINB_SMALL_F32
+#define BATCHLA_LU_LEFT_MINB_SMALL_F32 5
+#endif
+#ifndef BATCHLA_LU_LEFT_MINB_SMALL_F64
+#define BATCHLA_LU_LEFT_MINB_SMALL_F64 4
 #endif
 #ifndef BATCHLA_LU_LEFT_MINB_MID
 #define BATCHLA_LU_LEFT_MINB_MID 2
@@ -34,7 +46,8 @@ template <typename T>
 cudaError_t LuLeftLaunch(cudaStream_t s, const LuArgs<T>& args) {
   const int n = args.n;
   if (n <= kLuNB || n > tuning::kLuLeftMaxN) return cudaErrorInvalidValue;
-  if (n <= 128) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 4, 1, BATCHLA_LU_LEFT_MINB_SMALL>(s, args);
+  constexpr int kMinbSmall = sizeof(T) == 8 ? BATCHLA_LU_LEFT_MINB_SMALL_F64 : BATCHLA_LU_LEFT_MINB_SMALL_F32;
+  if (n <= 128) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 4, 1, kMinbSmall>(s, args);
   if (n <= 256) return LuLeftLaunchCfg<T, LuLeftBig<T>, 4, 1, BATCHLA_LU_LEFT_MINB_MID>(s, args);
   return LuLeftLaunchCfg<T, LuLeftBig<T>, 8, 2, 1>(s, args);
 }

@@ -189,24 +189,25 @@ constexpr int kLuWarpWideLuMinNF64 = 129;
 #endif
 
 // left-looking class (getrf only, cuda/lu_blocked_left.cuh; bench/NOTES.md "getrf left-looking
-// class"): from these n up to kLuLeftMaxN, ahead of the warp / medium / large classes.
+// class"): from these n up to kLuLeftMaxN, ahead of the warp / medium / large classes (faster at
+// every n measured from 72: f32 72 1.76 vs 2.88 ms, 96 1.25 vs 2.13; f64 72 1.47 vs 2.36).
 // BATCHLA_LU_LEFT_MINN overrides both (benchmark variants; > 512: off).
 #ifdef BATCHLA_LU_LEFT_MINN
 constexpr int kLuLeftMinNF32 = BATCHLA_LU_LEFT_MINN;
 constexpr int kLuLeftMinNF64 = BATCHLA_LU_LEFT_MINN;
 #else
-constexpr int kLuLeftMinNF32 = 97;
-constexpr int kLuLeftMinNF64 = 81;
+constexpr int kLuLeftMinNF32 = 65;
+constexpr int kLuLeftMinNF64 = 65;
 #endif
 constexpr int kLuLeftMaxN = 512;
 // Where the left class factors, getrf + getrs (solve, inverse with n columns) or getrf + a
 // reduction of its diagonal (slogdet) from these n instead of the fused on-chip kernels (the
-// Python lowerings ask LuFusedWins): f32 n = 128 getrf 1.25 ms vs fused gesv k = 1 1.62, slogdet
+// Python lowerings ask LuFusedWins): f32 n = 128 getrf 1.09 ms vs fused gesv k = 1 1.62, slogdet
 // 1.50; f64 n = 128 0.99 vs 2.61 / 2.68. The inverse stays fused through n = 128 (the warp class's
 // Gauss-Jordan; library bench, f64 n = 128: 2.77 ms fused vs 3.19 getrf + getrs with 128 columns;
 // bench/NOTES.md, "getrf left-looking class").
-constexpr int kLuComposedMinNF32[4] = {0, 97, 129, 97};  // by LuOutput: -, solve, inverse, slogdet
-constexpr int kLuComposedMinNF64[4] = {0, 81, 129, 81};
+constexpr int kLuComposedMinNF32[4] = {0, 65, 129, 65};  // by LuOutput: -, solve, inverse, slogdet
+constexpr int kLuComposedMinNF64[4] = {0, 65, 129, 65};
 
 // ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
 // tiny / small / tile classes as trsm's (limits above); panel: a block of warps per matrix.
