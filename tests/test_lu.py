@@ -91,7 +91,7 @@ def test_pivots_match_lapack(device, n):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n", [2, 3, 9, 33, 100, 256])  # the tiny, small, warp, medium, large classes
+@pytest.mark.parametrize("n", [2, 3, 9, 33, 100, 256])  # tiny, small, warp, the left class's two bands
 def test_lu_factor_skips_the_permutation(device, n, dtype):
     """lu_factor returns no permutation, so its getrf call asks for none (perm of shape (..., 0))
     and the kernels do not write it; lu and pivots are those of the full getrf."""
