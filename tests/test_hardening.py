@@ -185,6 +185,9 @@ BIG_OPS = {  # name -> (function, kind, n, dtype, matrices): each input has more
     "solve_triangular-f32": ("solve_triangular", 4, np.float32, 2**27 + 4099),
     "solve-f32": ("solve", 4, np.float32, 2**27 + 4099),
     "lu_factor-f32": ("lu_factor", 4, np.float32, 2**27 + 4099),
+    "lu_factor-f32-n128": ("lu_factor", 128, np.float32, 2**17 + 33),  # getrf left class, n <= 128 band
+    "solve-f64-n256": ("solve", 256, np.float64, 2**15 + 7),  # its 4-pass band + getrs
+    "lu_factor-f32-n512": ("lu_factor", 512, np.float32, 2**13 + 5),  # its 8-pass band
     "lu_solve-f64-n64": ("lu_solve", 64, np.float64, 2**19 + 1001),
     "inv-f32-n64": ("inv", 64, np.float32, 2**19 + 1001),
     "qr-f32": ("qr", 4, np.float32, 2**27 + 4099),  # 7 x 4 matrices
