@@ -38,18 +38,6 @@ size_t LuLeftSmem(int n) {
 #ifndef BATCHLA_LU_LEFT_MINB_SMALL_F64
 #define BATCHLA_LU_LEFT_MINB_SMALL_F64 4
 #endif
-// Panel threads (LuLeftKernel's PT): all of the block. Half of it with two rows each measured
-// slower (f32 n = 128 1.09 -> 2.09 ms; n <= 256 band f32 256 1.69 -> 1.86, f64 1.34 -> 3.80, spills):
-// the pivot steps are latency-bound, not issue-bound.
-#ifndef BATCHLA_LU_LEFT_PT_SMALL_F32
-#define BATCHLA_LU_LEFT_PT_SMALL_F32 128
-#endif
-#ifndef BATCHLA_LU_LEFT_PT_SMALL_F64
-#define BATCHLA_LU_LEFT_PT_SMALL_F64 128
-#endif
-#ifndef BATCHLA_LU_LEFT_PT_MID
-#define BATCHLA_LU_LEFT_PT_MID 256
-#endif
 #ifndef BATCHLA_LU_LEFT_MINB_MID
 #define BATCHLA_LU_LEFT_MINB_MID 2
 #endif
@@ -59,10 +47,9 @@ cudaError_t LuLeftLaunch(cudaStream_t s, const LuArgs<T>& args) {
   const int n = args.n;
   if (n <= kLuNB || n > tuning::kLuLeftMaxN) return cudaErrorInvalidValue;
   constexpr int kMinbSmall = sizeof(T) == 8 ? BATCHLA_LU_LEFT_MINB_SMALL_F64 : BATCHLA_LU_LEFT_MINB_SMALL_F32;
-  constexpr int kPtSmall = sizeof(T) == 8 ? BATCHLA_LU_LEFT_PT_SMALL_F64 : BATCHLA_LU_LEFT_PT_SMALL_F32;
-  if (n <= 128) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 4, kPtSmall, kMinbSmall>(s, args);
-  if (n <= 256) return LuLeftLaunchCfg<T, LuLeftBig<T>, 4, BATCHLA_LU_LEFT_PT_MID, BATCHLA_LU_LEFT_MINB_MID>(s, args);
-  return LuLeftLaunchCfg<T, LuLeftBig<T>, 8, 256, 1>(s, args);
+  if (n <= 128) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 4, 1, kMinbSmall>(s, args);
+  if (n <= 256) return LuLeftLaunchCfg<T, LuLeftBig<T>, 4, 1, BATCHLA_LU_LEFT_MINB_MID>(s, args);
+  return LuLeftLaunchCfg<T, LuLeftBig<T>, 8, 2, 1>(s, args);
 }
 
 template size_t LuLeftSmem<float>(int);

@@ -154,10 +154,6 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
   using VT = typename V::type;
   LuShared<T>* sh = &sc->sh;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  // Only the warps that hold rows take part (rows r = tid + q NT: while m <= NT, threads < m):
-  // shorter barriers and argmax for the late panels of a matrix.
-  const int nt = m < NT ? RoundUp(m, 32) : NT, nwa = nt / 32;
-  if (tid >= nt) return;
   T row[R][NB];
   int src[R];
 #pragma unroll
@@ -181,11 +177,10 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
     }
     LuWarpArgmax(key, bi);
     if (lane == 0) sh->redk[warp] = key, sh->redi[warp] = bi;
-    asm volatile("bar.sync 1, %0;" ::"r"(nt) : "memory");  // the panel's warps only
+    __syncthreads();
     key = sh->redk[0], bi = sh->redi[0];
 #pragma unroll
     for (int u = 1; u < NW; ++u) {
-      if (u >= nwa) break;
       const unsigned long long ok = sh->redk[u];
       const int oi = sh->redi[u];
       if (ok > key || (ok == key && oi < bi)) key = ok, bi = oi;
@@ -222,7 +217,7 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
       sc->xsrc = sv;
     }
     if (tid == 0) piv[k + j] = k + p;
-    asm volatile("bar.sync 1, %0;" ::"r"(nt) : "memory");  // the panel's warps only
+    __syncthreads();
     // 3. exchange, U row j and the exchanged rows' finished columns, multipliers, update + rotate
     const T pv = sc->pval;
     if (pv == T(0) && info == 0) info = k + j + 1;
@@ -243,7 +238,7 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
 #pragma unroll
       for (int q = 0; q < R; ++q) src[q] = jq == q ? ps : src[q];
     }
-    if (warp == nwa - 1) {
+    if (warp == NW - 1) {
       if (j + lane < w) P[j * ldp + j + lane] = lane == 0 ? pv : sc->prow1[lane - 1];
       if (p != j && lane < j) {
         const T a = P[p * ldp + lane], b = P[j * ldp + lane];
@@ -279,15 +274,11 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
   if (tid == 0 && info != 0 && sh->info == 0) sh->info = info;
 }
 
-// C: LuLeftCfg. RQ: row passes per thread (n <= RQ kPass). PT: the threads (the first PT / 32
-// warps) that factor the panel, RQ kPass / PT rows each: fewer threads with more rows issue fewer
-// instructions per pivot step (the argmax and exchange are per warp, the update per row). MINB:
-// blocks per SM the register budget is sized for.
-template <typename T, class C, int RQ, int PT, int MINB>
+// C: LuLeftCfg. RQ: row passes per thread (n <= RQ kPass). R: panel rows per thread in LuPanel
+// (n <= R NT). MINB: blocks per SM the register budget is sized for.
+template <typename T, class C, int RQ, int R, int MINB>
 __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, bool vec) {
   constexpr int NT = C::kNT, KC = C::kKC, LDP = C::kLdp;
-  constexpr int R = RQ * C::kPass / NT, RP = RQ * C::kPass / PT;  // rows per thread: block, panel
-  static_assert(PT % 32 == 0 && PT <= NT && RP * PT == RQ * C::kPass, "LuLeftKernel panel threads");
   extern __shared__ __align__(16) unsigned char smraw[];
   const int n = args.n;
   const int sr = LuLeftStageRows(n);
@@ -382,7 +373,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
         }
       });
       __syncthreads();
-      if (tid < PT) LuLeftPanel<T, RP, PT>(pan, LDP, m, jw, J, piv, rowsrc, sc);
+      LuLeftPanel<T, R, NT>(pan, LDP, m, jw, J, piv, rowsrc, sc);
       __syncthreads();
       // 3. new order of rows J..n; the exchanges applied to L[:, 0:J]; the panel written
       int newperm[R];
@@ -413,19 +404,19 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
   }
 }
 
-template <typename T, class C, int RQ, int PT, int MINB>
+template <typename T, class C, int RQ, int R, int MINB>
 struct LuLeftGridTag {};
 
 // Launches one configuration (the size bands: cuda/lu_blocked_left.cu).
-template <typename T, class C, int RQ, int PT, int MINB>
+template <typename T, class C, int RQ, int R, int MINB>
 cudaError_t LuLeftLaunchCfg(cudaStream_t s, const LuArgs<T>& args) {
-  auto kern = LuLeftKernel<T, C, RQ, PT, MINB>;
+  auto kern = LuLeftKernel<T, C, RQ, R, MINB>;
   const int n = args.n;
   const size_t smem = LuLeftSmemBytes<T, C>(n);
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   if (e != cudaSuccess) return e;
   unsigned grid = 0;
-  e = PersistentGridKeyed<LuLeftGridTag<T, C, RQ, PT, MINB>, C::kPass * RQ + 1>(kern, C::kNT, smem, args.batch, n,
+  e = PersistentGridKeyed<LuLeftGridTag<T, C, RQ, R, MINB>, C::kPass * RQ + 1>(kern, C::kNT, smem, args.batch, n,
                                                                                  &grid);
   if (e != cudaSuccess) return e;
   const bool vec = n % C::kV == 0 && reinterpret_cast<uintptr_t>(args.a) % 16 == 0 &&
