@@ -137,6 +137,23 @@ __device__ __forceinline__ void LuWarpArgmax(unsigned long long& key, int& row) 
   key = (static_cast<unsigned long long>(hmax) << 32) | lmax;
 }
 
+// Slot q of a thread's R register rows (or row sources), picked by selects: a runtime index would
+// move the rows to local memory. Called in unrolled loops, so c is a constant.
+template <typename T, int R, int NB>
+__device__ __forceinline__ T LuPick(const T (&rows)[R][NB], int q, int c) {
+  T v = rows[0][c];
+#pragma unroll
+  for (int u = 1; u < R; ++u) v = q == u ? rows[u][c] : v;
+  return v;
+}
+template <int R>
+__device__ __forceinline__ int LuPick(const int (&v)[R], int q) {
+  int x = v[0];
+#pragma unroll
+  for (int u = 1; u < R; ++u) x = q == u ? v[u] : x;
+  return x;
+}
+
 // One column step j of LuPanel (j a template argument: every index into the register rows is
 // static, whatever the unrolling heuristics decide).
 template <typename T, int R, int NT, int j>
@@ -172,29 +189,13 @@ __device__ __forceinline__ void LuPanelStep(T (&row)[R][kLuNB], int (&src)[R], i
   const int pt = p % NT, jt = j % NT, pq = p / NT, jq = j / NT;
   if (warp == (pt >> 5) && tid == pt) {
 #pragma unroll
-    for (int c = 0; c < NB; ++c) {
-      T v = row[0][c];
-#pragma unroll
-      for (int q = 1; q < R; ++q) v = pq == q ? row[q][c] : v;
-      sh->prow[c] = v;
-    }
-    int sv = src[0];
-#pragma unroll
-    for (int q = 1; q < R; ++q) sv = pq == q ? src[q] : sv;
-    sh->prow_src = sv;
+    for (int c = 0; c < NB; ++c) sh->prow[c] = LuPick(row, pq, c);
+    sh->prow_src = LuPick(src, pq);
   }
   if (p != j && warp == (jt >> 5) && tid == jt) {
 #pragma unroll
-    for (int c = 0; c < NB; ++c) {
-      T v = row[0][c];
-#pragma unroll
-      for (int q = 1; q < R; ++q) v = jq == q ? row[q][c] : v;
-      sh->xrow[c] = v;
-    }
-    int sv = src[0];
-#pragma unroll
-    for (int q = 1; q < R; ++q) sv = jq == q ? src[q] : sv;
-    sh->xrow_src = sv;
+    for (int c = 0; c < NB; ++c) sh->xrow[c] = LuPick(row, jq, c);
+    sh->xrow_src = LuPick(src, jq);
   }
   if (tid == 0) piv[k + j] = k + p;
   __syncthreads();

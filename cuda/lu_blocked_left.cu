@@ -20,9 +20,9 @@ namespace detail {
 #define BATCHLA_LU_LEFT_KC_SMALL_F64 16
 #endif
 template <typename T>
-using LuLeftSmall = LuLeftCfg<T, 128, sizeof(T) == 8 ? BATCHLA_LU_LEFT_KC_SMALL_F64 : BATCHLA_LU_LEFT_KC_SMALL_F32>;
+using LuLeftSmall = LeftCfg<T, 128, sizeof(T) == 8 ? BATCHLA_LU_LEFT_KC_SMALL_F64 : BATCHLA_LU_LEFT_KC_SMALL_F32>;
 template <typename T>
-using LuLeftBig = LuLeftCfg<T, 256, sizeof(T) == 8 ? 16 : 32>;
+using LuLeftBig = LeftCfg<T, 256, sizeof(T) == 8 ? 16 : 32>;
 static_assert(LuLeftSmemBytes<double, LuLeftBig<double>>(tuning::kLuLeftMaxN) <= kLuSmemLimit, "f64 left class exceeds 227 KB");
 static_assert(LuLeftSmemBytes<float, LuLeftBig<float>>(tuning::kLuLeftMaxN) <= kLuSmemLimit, "f32 left class exceeds 227 KB");
 

@@ -16,23 +16,10 @@
 #pragma once
 
 #include "cuda/lu_blocked.cuh"
-#include "cuda/potrf_small.cuh"  // Vec, PfCpAsync / PfCpCommit / PfCpWait0
+#include "cuda/left_chunks.cuh"
 
 namespace batchla {
 namespace detail {
-
-// NT threads (4 column groups of 8 x NT / 128 row groups of 32 lanes), KC columns of L per chunk.
-template <typename T, int NT_, int KC_>
-struct LuLeftCfg {
-  static constexpr int kNT = NT_;
-  static constexpr int kKC = KC_;
-  static constexpr int kV = 16 / int(sizeof(T));  // elements per 16-byte access
-  static constexpr int kLds = kKC + kV;  // chunk row stride: an odd number of 16-byte granules, so
-                                         // the 8 lanes of an LDS.128 phase hit distinct banks
-  static constexpr int kLdp = kLuNB + 1;  // panel / U-block row stride (thread-per-row access)
-  static constexpr int kPass = kNT / 4;  // rows per pass of the thread tile
-  static_assert((kKC * sizeof(T)) % 64 == 0 && kNT % 128 == 0 && kLuNB % kKC == 0, "LuLeftCfg");
-};
 
 template <typename T, class C>
 struct LuLeftScratch {
@@ -59,25 +46,9 @@ template <typename T, class C>
 __host__ __device__ constexpr size_t LuLeftSmemBytes(int n) { return LuLeftIntOff<T, C>(n) + RoundUp(3 * n * 4, 16); }
 
 // Stages L[r][kk, kk + KC) for kk <= r < n into S + r * kLds (absolute rows) and commits the group.
-// `vec`: rows 16-byte aligned, one 16-byte copy per granule; else one per element.
 template <typename T, class C>
 __device__ __forceinline__ void LuLeftIssueChunk(const T* lm, int n, int kk, T* S, bool vec, int tid) {
-  const int rows = n - kk;
-  const T* src = lm + kk * n + kk;
-  T* dst = S + kk * C::kLds;
-  if (vec) {
-    constexpr int kG = C::kKC / C::kV;
-    for (int g = tid; g < rows * kG; g += C::kNT) {
-      const int r = g / kG, part = g % kG;
-      PfCpAsync<16>(dst + r * C::kLds + part * C::kV, src + r * n + part * C::kV);
-    }
-  } else {
-    for (int e = tid; e < rows * C::kKC; e += C::kNT) {
-      const int r = e / C::kKC, c = e % C::kKC;
-      PfCpAsync<int(sizeof(T))>(dst + r * C::kLds + c, src + r * n + c);
-    }
-  }
-  PfCpCommit();
+  LeftIssueChunk<T, C>(lm, n, kk, n - kk, kk, S + kk * C::kLds, vec, tid);
 }
 
 // acc[q][e] -= sum_p S[rlast - kPass q][p] * ut[c0 + e][p] over one chunk, q < Q (the warp's live
@@ -189,32 +160,16 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
     // 2. the owners publish the pivot row (shifted by one slot) and row j; slots picked by selects
     const int pt = p % NT, pq = p / NT, jt = j % NT, jq = j / NT;
     if (tid == pt) {
+      sc->pval = LuPick(row, pq, 0);
 #pragma unroll
-      for (int c = 0; c < NB; ++c) {
-        T v = row[0][c];
-#pragma unroll
-        for (int q = 1; q < R; ++q) v = pq == q ? row[q][c] : v;
-        if (c == 0) sc->pval = v;
-        else sc->prow1[c - 1] = v;
-      }
+      for (int c = 1; c < NB; ++c) sc->prow1[c - 1] = LuPick(row, pq, c);
       sc->prow1[NB - 1] = T(0);
-      int sv = src[0];
-#pragma unroll
-      for (int q = 1; q < R; ++q) sv = pq == q ? src[q] : sv;
-      sc->psrc = sv;
+      sc->psrc = LuPick(src, pq);
     }
     if (p != j && tid == jt) {
 #pragma unroll
-      for (int c = 0; c < NB; ++c) {
-        T v = row[0][c];
-#pragma unroll
-        for (int q = 1; q < R; ++q) v = jq == q ? row[q][c] : v;
-        sc->xrow[c] = v;
-      }
-      int sv = src[0];
-#pragma unroll
-      for (int q = 1; q < R; ++q) sv = jq == q ? src[q] : sv;
-      sc->xsrc = sv;
+      for (int c = 0; c < NB; ++c) sc->xrow[c] = LuPick(row, jq, c);
+      sc->xsrc = LuPick(src, jq);
     }
     if (tid == 0) piv[k + j] = k + p;
     __syncthreads();
@@ -274,11 +229,12 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
   if (tid == 0 && info != 0 && sh->info == 0) sh->info = info;
 }
 
-// C: LuLeftCfg. RQ: row passes per thread (n <= RQ kPass). R: panel rows per thread in LuPanel
+// C: LeftCfg (cuda/left_chunks.cuh). RQ: row passes per thread (n <= RQ kPass). R: panel rows per thread in LuPanel
 // (n <= R NT). MINB: blocks per SM the register budget is sized for.
 template <typename T, class C, int RQ, int R, int MINB>
 __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, bool vec) {
   constexpr int NT = C::kNT, KC = C::kKC, LDP = C::kLdp;
+  static_assert(LDP == kLuNB + 1 && kLuNB % KC == 0, "LuLeftKernel: chunks tile the 32-row U blocks");
   extern __shared__ __align__(16) unsigned char smraw[];
   const int n = args.n;
   const int sr = LuLeftStageRows(n);

@@ -1,0 +1,48 @@
+// The chunk stream of the left-looking factorizations (Cholesky, cuda/potrf_left.cuh; LU,
+// cuda/lu_blocked_left.cuh): a block of NT threads per matrix forms each 32-column panel from the
+// columns of the factor already written to the output, read back KC columns at a time into
+// shared memory with cp.async (double-buffered) and multiplied by a register-tiled product.
+#pragma once
+
+#include "cuda/potrf_small.cuh"  // Vec, PfCpAsync / PfCpCommit
+
+namespace batchla {
+namespace detail {
+
+// NT threads (4 column groups of 8 x NT / 128 row groups of 32 lanes), KC columns of L per chunk.
+template <typename T, int NT_, int KC_>
+struct LeftCfg {
+  static constexpr int kNT = NT_;
+  static constexpr int kKC = KC_;
+  static constexpr int kV = 16 / int(sizeof(T));  // elements per 16-byte access
+  static constexpr int kLds = kKC + kV;  // chunk row stride: an odd number of 16-byte granules
+                                         // (kKC * sizeof(T) = 64 or 128 B), so the 8 lanes of an
+                                         // LDS.128 phase (8 consecutive rows) hit distinct banks
+  static constexpr int kLdp = 33;        // panel row stride (32 columns + 1: thread-per-row reads)
+  static constexpr int kPass = kNT / 4;  // rows per pass of the thread tile
+  static_assert((kKC * sizeof(T)) % 64 == 0 && kNT % 128 == 0, "LeftCfg");
+};
+
+// Stages L[J + r][kk, kk + kKC) for r < m into S (row stride kLds) and commits the group. `vec`:
+// rows are 16-byte aligned (n % kV == 0), one 16-byte copy per granule; else one per element.
+template <typename T, class C>
+__device__ __forceinline__ void LeftIssueChunk(const T* lm, int n, int J, int m, int kk, T* S, bool vec,
+                                               int tid) {
+  const T* src = lm + J * n + kk;
+  if (vec) {
+    constexpr int kG = C::kKC / C::kV;
+    for (int g = tid; g < m * kG; g += C::kNT) {
+      const int r = g / kG, part = g % kG;
+      PfCpAsync<16>(S + r * C::kLds + part * C::kV, src + r * n + part * C::kV);
+    }
+  } else {
+    for (int e = tid; e < m * C::kKC; e += C::kNT) {
+      const int r = e / C::kKC, c = e % C::kKC;
+      PfCpAsync<int(sizeof(T))>(S + r * C::kLds + c, src + r * n + c);
+    }
+  }
+  PfCpCommit();
+}
+
+}  // namespace detail
+}  // namespace batchla
