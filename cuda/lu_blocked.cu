@@ -1,6 +1,7 @@
-// LU blocked size classes: picks warp (matrix in registers: n <= kLuWarpMaxN, f32 up to
-// LuWarpWideMaxN), medium (matrix in shared memory, every output kind) or large (matrix in global
-// memory, factor only) for kLuSmallMaxN < n <= LuBlockedMaxN<T>().
+// LU blocked size classes for kLuSmallMaxN < n <= LuBlockedMaxN<T>(): getrf on the left-looking
+// class from LuLeftMinN (cuda/lu_blocked_left.cuh); otherwise warp (matrix in registers:
+// n <= kLuWarpMaxN, f32 up to LuWarpWideMaxN), medium (matrix in shared memory, every output kind)
+// or large (matrix in global memory, factor only: where the left class does not fit the device).
 #include "cuda/lu_blocked_layout.cuh"
 
 namespace batchla {

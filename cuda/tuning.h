@@ -97,9 +97,10 @@ constexpr int kTrsmTileCols = 8;                    // rhs columns per warp when
 // ---- LU family (bench/NOTES.md, "getrf small" and "getrf blocked") ---------------------------
 // small:   n <= kLuSmallMaxN (cuda/lu_small*.cu), template<int N>: tiny (thread per matrix) up to
 //          kLuTinyMaxN, then lane groups (lanes own rows of the unmoved matrix)
-// blocked: otherwise (cuda/lu_blocked*.cu): warp class for n <= 64 (matrix in registers; f32 every
-//          output, f64 inverse and gesv k <= 1: cuda/lu_blocked.cu LuWarpLu), medium (matrix in
-//          shared memory, every output kind) while it fits, else large (global memory, factor only)
+// blocked: otherwise (cuda/lu_blocked*.cu): getrf on the left-looking class from kLuLeftMinN*
+//          (below); warp class for n <= 64 (matrix in registers; f32 every output, f64 inverse and
+//          gesv k <= 1: cuda/lu_blocked.cu LuWarpLu), medium (matrix in shared memory, every output
+//          kind) while it fits, else large (global memory, factor only)
 constexpr int kLuSmallMaxN = 32;  // must stay <= 32 (lanes own rows)
 // -D overrides are for benchmark variants only.
 // tiny (thread per matrix) for n <= kLuTinyMaxN, lane groups above. Measured (v2): tiny 0.7-0.94 of
