@@ -44,5 +44,30 @@ __device__ __forceinline__ void LeftIssueChunk(const T* lm, int n, int J, int m,
   PfCpCommit();
 }
 
+// acc[q][e] +=/-= sum_p S[r0 + STEP q][p] * B[c0 + e][p] over one chunk (SUB: subtract), q < Q
+// (the warp's live row passes; potrf counts them from the top, STEP = kPass, the LU class from the
+// bottom, STEP = -kPass). c0 is warp-uniform, so the B reads are broadcasts: potrf's B is the chunk
+// itself (rows J.. of L), the LU class's the chunk's U rows transposed.
+template <typename T, class C, int Q, int RQ, int STEP, bool SUB>
+__device__ __forceinline__ void LeftChunkProduct(const T* S, int r0, const T* B, int c0, T (&acc)[RQ][8]) {
+  using V = Vec<T>;
+  using VT = typename V::type;
+#pragma unroll 1
+  for (int p = 0; p < C::kKC; p += C::kV) {
+    VT av[Q], bv[8];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) av[q] = *reinterpret_cast<const VT*>(S + (r0 + STEP * q) * C::kLds + p);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) bv[e] = *reinterpret_cast<const VT*>(B + (c0 + e) * C::kLds + p);
+#pragma unroll
+    for (int v = 0; v < C::kV; ++v)
+#pragma unroll
+      for (int q = 0; q < Q; ++q)
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          acc[q][e] = fma(SUB ? -V::Get(av[q], v) : V::Get(av[q], v), V::Get(bv[e], v), acc[q][e]);
+  }
+}
+
 }  // namespace detail
 }  // namespace batchla

@@ -137,6 +137,33 @@ __device__ __forceinline__ void LuWarpArgmax(unsigned long long& key, int& row) 
   key = (static_cast<unsigned long long>(hmax) << 32) | lmax;
 }
 
+// Block-wide pivot search of column step j: the row r (j <= r < m) whose column-j value has the
+// largest LuKey, the smallest such r on ties (LAPACK idamax); j when every candidate is NaN. v[q]
+// is the thread's value for its row tid + q NT. One __syncthreads (sh->redk / redi).
+template <typename T, int R, int NT>
+__device__ __forceinline__ int LuBlockPivot(const T (&v)[R], int j, int m, LuShared<T>* sh) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  unsigned long long key = 0;
+  int bi = 0x7fffffff;
+#pragma unroll
+  for (int q = 0; q < R; ++q) {  // thread (slots in row order), warp, block
+    const int r = tid + q * NT;
+    const unsigned long long kq = (r >= j && r < m) ? LuKey(v[q], r == j) : 0ull;
+    if (kq > key) key = kq, bi = r;
+  }
+  LuWarpArgmax(key, bi);
+  if (lane == 0) sh->redk[warp] = key, sh->redi[warp] = bi;
+  __syncthreads();
+  key = sh->redk[0], bi = sh->redi[0];
+#pragma unroll
+  for (int u = 1; u < NT / 32; ++u) {
+    const unsigned long long ok = sh->redk[u];
+    const int oi = sh->redi[u];
+    if (ok > key || (ok == key && oi < bi)) key = ok, bi = oi;
+  }
+  return key != 0 && bi < m ? bi : j;
+}
+
 // Slot q of a thread's R register rows (or row sources), picked by selects: a runtime index would
 // move the rows to local memory. Called in unrolled loops, so c is a constant.
 template <typename T, int R, int NB>
@@ -159,31 +186,16 @@ __device__ __forceinline__ int LuPick(const int (&v)[R], int q) {
 template <typename T, int R, int NT, int j>
 __device__ __forceinline__ void LuPanelStep(T (&row)[R][kLuNB], int (&src)[R], int m, int k, int* piv,
                                             LuShared<T>* sh, int& info) {
-  constexpr int NB = kLuNB, NW = NT / 32;
+  constexpr int NB = kLuNB;
   using V = LuVec<T>;
   using VT = typename V::type;
   constexpr int KV = V::kN;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  // 1. argmax over rows r >= j: thread (slots in row order), warp, block
-  unsigned long long key = 0;
-  int bi = 0x7fffffff;
+  const int tid = threadIdx.x, warp = tid >> 5;
+  // 1. argmax over rows r >= j
+  T cj[R];
 #pragma unroll
-  for (int q = 0; q < R; ++q) {
-    const int r = tid + q * NT;
-    const unsigned long long kq = (r >= j && r < m) ? LuKey(row[q][j], r == j) : 0ull;
-    if (kq > key) key = kq, bi = r;
-  }
-  LuWarpArgmax(key, bi);
-  if (lane == 0) sh->redk[warp] = key, sh->redi[warp] = bi;
-  __syncthreads();
-  key = sh->redk[0], bi = sh->redi[0];
-#pragma unroll
-  for (int u = 1; u < NW; ++u) {
-    const unsigned long long ok = sh->redk[u];
-    const int oi = sh->redi[u];
-    if (ok > key || (ok == key && oi < bi)) key = ok, bi = oi;
-  }
-  const int p = key != 0 && bi < m ? bi : j;  // all candidates NaN: keep row j
+  for (int q = 0; q < R; ++q) cj[q] = row[q][j];
+  const int p = LuBlockPivot<T, R, NT>(cj, j, m, sh);
   // 2. the owners publish the pivot row and row j (warp-uniform branches). Slots are picked by
   // selects, never by a runtime index: that would move the register rows to local memory.
   const int pt = p % NT, jt = j % NT, pq = p / NT, jq = j / NT;

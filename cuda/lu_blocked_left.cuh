@@ -51,28 +51,6 @@ __device__ __forceinline__ void LuLeftIssueChunk(const T* lm, int n, int kk, T* 
   LeftIssueChunk<T, C>(lm, n, kk, n - kk, kk, S + kk * C::kLds, vec, tid);
 }
 
-// acc[q][e] -= sum_p S[rlast - kPass q][p] * ut[c0 + e][p] over one chunk, q < Q (the warp's live
-// passes, counted from the bottom). c0 is warp-uniform, so the ut reads are broadcasts.
-template <typename T, class C, int Q, int RQ>
-__device__ __forceinline__ void LuLeftChunkProduct(const T* S, const T* ut, int rlast, int c0, T (&acc)[RQ][8]) {
-  using V = Vec<T>;
-  using VT = typename V::type;
-#pragma unroll 1
-  for (int p = 0; p < C::kKC; p += C::kV) {
-    VT av[Q], bv[8];
-#pragma unroll
-    for (int q = 0; q < Q; ++q) av[q] = *reinterpret_cast<const VT*>(S + (rlast - C::kPass * q) * C::kLds + p);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) bv[e] = *reinterpret_cast<const VT*>(ut + (c0 + e) * C::kLds + p);
-#pragma unroll
-    for (int v = 0; v < C::kV; ++v)
-#pragma unroll
-      for (int q = 0; q < Q; ++q)
-#pragma unroll
-        for (int e = 0; e < 8; ++e) acc[q][e] = fma(-V::Get(av[q], v), V::Get(bv[e], v), acc[q][e]);
-  }
-}
-
 // Warp 0: U rows kk..kk+KC of the panel = (unit lower L[kk:kk+KC, kk:kk+KC])^-1 ublk; lane = panel
 // column. Writes them to ut (transposed, for the product) and to the output (rows < J, final).
 template <typename T, class C>
@@ -137,26 +115,11 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
   int info = 0;
 #pragma unroll 1
   for (int j = 0; j < w; ++j) {
-    // 1. argmax of column j (slot 0) over rows r >= j: thread, warp, block
-    unsigned long long key = 0;
-    int bi = 0x7fffffff;
+    // 1. argmax of column j (slot 0) over rows r >= j
+    T cj[R];
 #pragma unroll
-    for (int q = 0; q < R; ++q) {
-      const int r = tid + q * NT;
-      const unsigned long long kq = (r >= j && r < m) ? LuKey(row[q][0], r == j) : 0ull;
-      if (kq > key) key = kq, bi = r;
-    }
-    LuWarpArgmax(key, bi);
-    if (lane == 0) sh->redk[warp] = key, sh->redi[warp] = bi;
-    __syncthreads();
-    key = sh->redk[0], bi = sh->redi[0];
-#pragma unroll
-    for (int u = 1; u < NW; ++u) {
-      const unsigned long long ok = sh->redk[u];
-      const int oi = sh->redi[u];
-      if (ok > key || (ok == key && oi < bi)) key = ok, bi = oi;
-    }
-    const int p = key != 0 && bi < m ? bi : j;  // all candidates NaN: keep row j
+    for (int q = 0; q < R; ++q) cj[q] = row[q][0];
+    const int p = LuBlockPivot<T, R, NT>(cj, j, m, sh);
     // 2. the owners publish the pivot row (shifted by one slot) and row j; slots picked by selects
     const int pt = p % NT, pq = p / NT, jt = j % NT, jq = j / NT;
     if (tid == pt) {
@@ -314,7 +277,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
         __syncthreads();
         const int qn = live(kk + KC);
         StaticFor<1, RQ + 1>([&](auto Q) {
-          if (qn == Q) LuLeftChunkProduct<T, C, decltype(Q)::value, RQ>(S, sc->ut, rlast, c0, acc);
+          if (qn == Q) LeftChunkProduct<T, C, decltype(Q)::value, RQ, -C::kPass, true>(S, rlast, sc->ut, c0, acc);
         });
       }
       __syncthreads();  // products done: the panel may overwrite the chunk buffers

@@ -59,28 +59,6 @@ __device__ __forceinline__ void LeftPrefetchPanel(const T* am, int n, int J, int
   }
 }
 
-// acc[q][e] += sum_p S[r0 + kPass q][p] * S[c0 + e][p] over one chunk, q < Q (the warp's live row
-// passes). c0 is warp-uniform, so the column reads are broadcasts.
-template <typename T, class C, int Q, int RQ>
-__device__ __forceinline__ void LeftChunkProduct(const T* S, int r0, int c0, T (&acc)[RQ][8]) {
-  using V = Vec<T>;
-  using VT = typename V::type;
-#pragma unroll 1
-  for (int p = 0; p < C::kKC; p += C::kV) {
-    VT av[Q], bv[8];
-#pragma unroll
-    for (int q = 0; q < Q; ++q) av[q] = *reinterpret_cast<const VT*>(S + (r0 + C::kPass * q) * C::kLds + p);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) bv[e] = *reinterpret_cast<const VT*>(S + (c0 + e) * C::kLds + p);
-#pragma unroll
-    for (int v = 0; v < C::kV; ++v)
-#pragma unroll
-      for (int q = 0; q < Q; ++q)
-#pragma unroll
-        for (int e = 0; e < 8; ++e) acc[q][e] = fma(V::Get(av[q], v), V::Get(bv[e], v), acc[q][e]);
-  }
-}
-
 // C: LeftCfg. RQ: row passes per thread (n <= RQ kPass). MINB: blocks per SM the register budget
 // is sized for. PF: prefetch each panel's input into L2 before its product (LeftPrefetchPanel).
 template <typename T, class C, int RQ, int MINB, bool PF>
@@ -127,7 +105,7 @@ __global__ void __launch_bounds__(C::kNT, MINB)
         __syncthreads();
         const T* S = (c & 1) ? stage1 : stage0;
         StaticFor<1, RQ + 1>([&](auto Q) {
-          if (qn == Q) LeftChunkProduct<T, C, decltype(Q)::value, RQ>(S, r0, c0, acc);
+          if (qn == Q) LeftChunkProduct<T, C, decltype(Q)::value, RQ, C::kPass, false>(S, r0, S, c0, acc);
         });
         __syncthreads();
       }
