@@ -2,8 +2,10 @@
 
     python3 -m bench.autotune_interleaved [--nmax 64] [--out bench/results/<gpu>-interleaved-tune.json]
     python3 -m bench.autotune_interleaved --kinds group --nmin 12 --merge <earlier tune.json>
+    python3 -m bench.autotune_interleaved --kinds group --ops posv --nmin 15 --merge <earlier>
 
-(the second times one kind only and keeps an earlier run's winners where they are faster).
+(the second times one kind only and keeps an earlier run's winners where they are faster; the
+third also one op: the other ops keep every earlier record).
 
 1. Compiles the search space (bench/autotune/variants.cu once per dtype x op, in parallel) with
    `-Xptxas -v`, and records every kernel's registers and spill bytes from ptxas' report.
@@ -37,13 +39,16 @@ FLAGS = ["-std=c++17", "-O3", "--expt-relaxed-constexpr", f"-I{ROOT}"]
 PARTS = {0: ("full", "tile", "shared"), 1: ("shared",), 2: ("shared",), 3: ("group",)}
 
 
-def compile_search_space(build: pathlib.Path, arch: str, kinds: tuple) -> dict:
-    """Builds the tuner (the parts holding `kinds`); returns ptxas' spill report."""
+OPS = ("potrf", "potrs", "posv", "trsm")  # il::Op order
+
+
+def compile_search_space(build: pathlib.Path, arch: str, kinds: tuple, ops: tuple) -> dict:
+    """Builds the tuner (the parts holding `kinds`, for `ops`); returns ptxas' spill report."""
     build.mkdir(parents=True, exist_ok=True)
     for old in build.glob("*.o"):
         old.unlink()
     parts = [p for p, has in PARTS.items() if set(has) & set(kinds)]
-    jobs = [(dtype, op, part) for dtype in ("float", "double") for op in range(4) for part in parts]
+    jobs = [(dtype, OPS.index(op), part) for dtype in ("float", "double") for op in ops for part in parts]
 
     def nvcc(args, log):
         r = subprocess.run(["nvcc", *FLAGS, f"-arch={arch}", *args], capture_output=True, text=True)
@@ -90,6 +95,7 @@ def main():
     parser.add_argument("--nmin", type=int, default=1)
     parser.add_argument("--nmax", type=int, default=il_table.TUNED_MAX_N)
     parser.add_argument("--kinds", default="full,tile,shared,group", help="the kinds to build and time")
+    parser.add_argument("--ops", default=",".join(OPS), help="the ops to build and time")
     parser.add_argument("--merge", help="an earlier run's JSON: its winners stay where they are faster")
     parser.add_argument("--bytes", type=int, default=256 << 20)
     parser.add_argument("--arch", default="sm_90")
@@ -100,11 +106,13 @@ def main():
 
     t0 = time.time()
     kinds = tuple(args.kinds.split(","))
-    spill_report = compile_search_space(pathlib.Path(args.build), args.arch, kinds)
+    ops = tuple(args.ops.split(","))
+    spill_report = compile_search_space(pathlib.Path(args.build), args.arch, kinds, ops)
     print(f"compiled the search space in {time.time() - t0:.0f} s; ptxas: {spill_report}", flush=True)
     t1 = time.time()
     proc = subprocess.run([f"{args.build}/autotune_il", "--nmin", str(args.nmin), "--nmax", str(args.nmax),
-                           "--bytes", str(args.bytes), "--kinds", args.kinds], capture_output=True, text=True)
+                           "--bytes", str(args.bytes), "--kinds", args.kinds, "--ops", args.ops],
+                          capture_output=True, text=True)
     records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     print(proc.stderr[-3000:])
     print(f"timed {sum(r['record'] == 'timing' and 'seconds' in r for r in records)} variants, pruned "
@@ -113,7 +121,8 @@ def main():
     winners = pick([r for r in records if r["record"] == "winner"])
     if args.merge:  # the earlier run's records of the other kinds stay; per (dtype, op, n) the faster
         earlier = [e for e in json.loads(pathlib.Path(args.merge).read_text())["records"]
-                   if e.get("kind") not in kinds]  # the kinds timed now replace their old records
+                   if not (e.get("kind") in kinds and e.get("op") in ops and args.nmin <= e.get("n", 0) <= args.nmax)]
+        # (the kinds, ops and sizes timed now replace their old records)
         winners = pick([e for e in earlier if e["record"] == "winner"] + winners)
         records = [r for r in earlier + records if r["record"] != "winner"] + winners
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,

@@ -581,6 +581,15 @@ template <class Body>
 struct ThreadsPerMatrixOf<Body, decltype(void(Body::kThreadsPerMatrix))> {
   static constexpr int kValue = Body::kThreadsPerMatrix;
 };
+// Bodies that run their own persistent loop over the grid (GroupBody's staged form).
+template <class Body, class = void>
+struct StagedOf {
+  static constexpr bool kValue = false;
+};
+template <class Body>
+struct StagedOf<Body, decltype(void(Body::kStaged))> {
+  static constexpr bool kValue = Body::kStaged;
+};
 template <class Body, class = void>
 struct SharedBytesOf {
   static size_t Get(int, int) { return 0; }
@@ -596,7 +605,9 @@ __global__ void Kernel(Args<T> g) {
   constexpr int kShare = ThreadsPerMatrixOf<Body>::kValue;
   const int64_t total = g.chunks * g.c * kShare;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  if constexpr (kShare == 1) {
+  if constexpr (StagedOf<Body>::kValue) {
+    Body::RunStaged(g);
+  } else if constexpr (kShare == 1) {
     for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total; t += stride) Body::Run(g, t);
   } else {
     // Group bodies shuffle with the full-warp mask, so every lane of a block runs the body while
@@ -623,7 +634,13 @@ cudaError_t Launch(cudaStream_t stream, const Args<T>& g, int warps) {
         cudaFuncSetAttribute(Kernel<T, Body>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
     if (e != cudaSuccess) return e;
   }
-  Kernel<T, Body><<<detail::GridFor(detail::CeilDiv(total, threads)), threads, smem, stream>>>(g);
+  unsigned grid = detail::GridFor(detail::CeilDiv(total, threads));
+  if constexpr (StagedOf<Body>::kValue) {  // persistent: each warp prefetches its next wave
+    const cudaError_t e = detail::PersistentGridKeyed<Body, 33>(Kernel<T, Body>, threads, smem,
+                                                                detail::CeilDiv(total, threads), threads / 32, &grid);
+    if (e != cudaSuccess) return e;
+  }
+  Kernel<T, Body><<<grid, threads, smem, stream>>>(g);
   return cudaGetLastError();
 }
 

@@ -22,17 +22,37 @@
 namespace batchla {
 namespace il {
 
+// The load forms of a group variant (Variant::alt).
+enum GroupLoad : int {
+  kLoad64 = 0,      // LoadTriangle64: 64-bit addresses, any chunk
+  kLoad32 = 1,      // LoadTriangle32: 32-bit offsets within a chunk
+  kLoadStaged = 2,  // the warp's matrices staged in shared memory with cp.async (RunStaged)
+};
+
 // FOLD (posv only; the variant's order kRight): the first right-hand side is eliminated inside
 // the factor, off the solve's dependency chain, at the price of kQ registers live throughout.
-// OFF32 (the variant's alt 1): the load form of LoadTriangle32, else LoadTriangle64.
-template <typename T, Op OP, int NP, int G, bool FOLD = true, bool OFF32 = false>
+// LOAD: how the triangle reaches the registers (GroupLoad).
+template <typename T, Op OP, int NP, int G, bool FOLD = true, int LOAD = kLoad64>
 struct GroupBody {
-  // Whether a launch's offsets within one chunk fit the kernel's arithmetic.
-  static bool Fits(int n, int64_t c) { return !OFF32 || int64_t(n) * n * c < (int64_t(1) << 31); }
   static_assert(32 % G == 0 && NP % G == 0, "a group divides the warp and the padded size");
+  static constexpr bool OFF32 = LOAD == kLoad32;
+  static constexpr bool kStaged = LOAD == kLoadStaged;
   static constexpr int kThreadsPerMatrix = G;
   static constexpr int kQ = NP / G;  // rows per lane
   static constexpr unsigned kAll = 0xffffffffu;  // every lane runs the body (il::Kernel)
+  static constexpr int kMats = 32 / G;  // matrices per warp
+
+  // Whether a launch fits the variant (else the launcher runs the kLoad64 form): OFF32 needs the
+  // offsets within one chunk below 2^31; staging copies whole 16-byte granules of the warp's
+  // kMats consecutive matrices, so a chunk must hold whole warps and the buffers be aligned, and
+  // it reads one triangle only (no symmetrize).
+  static bool Fits(const Args<T>& g) {
+    if (OFF32) return int64_t(g.n) * g.n * g.c < (int64_t(1) << 31);
+    if (kStaged)
+      return g.c % kMats == 0 && g.mode != kSymmetrize && reinterpret_cast<uintptr_t>(g.a) % 16 == 0 &&
+             reinterpret_cast<uintptr_t>(g.b) % 16 == 0;
+    return true;
+  }
 
   // Element (row q of this lane, column s) is kept for s < kCols(q).
   static constexpr int kCols(int q) { return (q + 1) * G; }
@@ -177,6 +197,23 @@ struct GroupBody {
     }
   }
 
+  // Right-hand side column col of thread t's matrix into y (rows past n: 0).
+  static __device__ __forceinline__ void LoadRhs(const Args<T>& g, int64_t t, int col, T (&y)[kQ]) {
+    const int sub = int(t % G), n = g.n;
+    const int64_t m = t / G;
+    // right-hand sides: (chunks, n, k, c); column col of row i at b + i * row + col * c
+    const T* b = g.b + (m / g.c) * int64_t(n) * g.k * g.c + m % g.c;
+    const int64_t row = int64_t(g.k) * g.c;
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      const int i = q * G + sub;
+      const T v = __ldg(b + (i < n ? i : n - 1) * row + col * g.c);  // clamped: no branch
+      y[q] = i < n ? v : T(0);
+    }
+  }
+
+  // The kLoad64 / kLoad32 forms: thread t loads its rows of the triangle straight from global
+  // memory (and posv's first rhs when folded), then finishes.
   static __device__ __forceinline__ void Run(const Args<T>& g, int64_t t, bool live) {
     const int sub = int(t % G);
     const int64_t m = t / G, chunk = m / g.c, lane = m % g.c;
@@ -186,8 +223,7 @@ struct GroupBody {
     const int64_t rs = g.mode == kReadUpper ? g.c : int64_t(n) * g.c;
     const int64_t cs = g.mode == kReadUpper ? int64_t(n) * g.c : g.c;
     const bool unit = OP == Op::kTrsm && g.unit;
-    T l[kQ][NP], rinv[kQ], y[kQ];
-    int info = 0;
+    T l[kQ][NP], y[kQ];
     const bool sym = OP == Op::kPotrf && g.mode == kSymmetrize;
     if constexpr (OFF32) {
       if (sym) LoadTriangle32<true>(l, a, int(rs), int(cs), sub, n, unit);
@@ -196,19 +232,129 @@ struct GroupBody {
       if (sym) LoadTriangle64<true>(l, a, rs, cs, sub, n, unit);
       else LoadTriangle64<false>(l, a, rs, cs, sub, n, unit);
     }
-    // right-hand sides: (chunks, n, k, c); column col of row i at b + i * row + col * c
-    const T* b = g.b + chunk * int64_t(n) * g.k * g.c + lane;
-    const int64_t row = int64_t(g.k) * g.c;
-    auto load_rhs = [&](int col) {
+    constexpr bool kFolded = OP == Op::kPosv && FOLD;
+    if constexpr (kFolded) LoadRhs(g, t, 0, y);
+    Finish<kFolded>(g, t, live, l, y);
+  }
+
+  // ---- kLoadStaged ------------------------------------------------------------------------------
+  // Each warp owns a stage in shared memory and runs a persistent loop over waves of its kMats
+  // matrices: the next wave's cp.async copies are in flight while this wave is factored and
+  // solved, so no global load sits on the factor's dependency chain (the kLoad32 form lost to
+  // ptxas sinking its loads next to their first use, bench/NOTES.md).
+  // Stage layout: slot (q, s, sub), s < kCols(q), holds element (q G + sub, s) at
+  // ((Tri(q) + s) G + sub) kMats; the first rhs column follows, row i at (kTriSlots + i) kMats.
+  // A slot holds that element of the warp's kMats matrices side by side, as global memory does,
+  // so a copy moves whole 16-byte granules and the register fill reads 32 consecutive words.
+  static constexpr int Tri(int q) { return G * q * (q + 1) / 2; }  // (q', s) pairs with q' < q
+  static constexpr int kTriSlots = G * Tri(kQ);
+  static constexpr bool kRhs = OP != Op::kPotrf;
+  static constexpr int kStageElems = (kTriSlots + (kRhs ? NP : 0)) * kMats;
+  static constexpr int kSlotBytes = kMats * int(sizeof(T));
+  static constexpr int kPieceBytes = kSlotBytes < 16 ? kSlotBytes : 16;  // one cp.async
+  static constexpr int kPieceElems = kPieceBytes / int(sizeof(T));
+  static constexpr int kPieces = kSlotBytes / kPieceBytes;  // per slot
+  static constexpr int kPairsPerCopy = 32 / (G * kPieces);  // (q, s) pairs one warp-wide copy moves
+  static_assert(G * kPieces <= 32 && G % kPairsPerCopy == 0, "a copy covers whole (q, s) pairs");
+
+  static size_t SharedBytes(int, int threads) {
+    return kStaged ? size_t(threads / 32) * kStageElems * sizeof(T) : 0;
+  }
+
+  // Starts the copies of the wave whose first thread index is w0 (a multiple of 32) into stage.
+  // Rows past n and entries right of the diagonal copy a clamped, valid element (FillFromStage
+  // replaces them).
+  static __device__ __forceinline__ void IssueStage(const Args<T>& g, int64_t w0, T* stage) {
+    // The lane index through an opaque move: else ptxas hoists every copy's (loop-invariant)
+    // source offset out of RunStaged's loop and keeps them all live, ~70 registers (ptxas -v).
+    int lane;
+    asm volatile("mov.b32 %0, %1;" : "=r"(lane) : "r"(int(threadIdx.x & 31)));
+    const int n = g.n;
+    const int64_t m0 = w0 / G, chunk = m0 / g.c, first = m0 % g.c;
+    const T* a = g.a + chunk * int64_t(n) * n * g.c + first;
+    const int64_t rs = g.mode == kReadUpper ? g.c : int64_t(n) * g.c;
+    const int64_t cs = g.mode == kReadUpper ? int64_t(n) * g.c : g.c;
+    const int pair = lane / (G * kPieces), sub = lane / kPieces % G, piece = lane % kPieces;
 #pragma unroll
-      for (int q = 0; q < kQ; ++q) {
-        const int i = q * G + sub;
-        const T v = __ldg(b + (i < n ? i : n - 1) * row + col * g.c);  // clamped: no branch
-        y[q] = i < n ? v : T(0);
+    for (int q = 0; q < kQ; ++q) {
+      const int i = q * G + sub, ir = i < n ? i : n - 1;
+      const T* row = a + ir * rs + piece * kPieceElems;
+      T* dst = stage + ((Tri(q) + pair) * G + sub) * kMats + piece * kPieceElems;
+#pragma unroll
+      for (int s0 = 0; s0 < kCols(q); s0 += kPairsPerCopy) {
+        const int s = s0 + pair, sc = s < ir ? s : ir;
+        __pipeline_memcpy_async(dst + s0 * G * kMats, row + sc * cs, kPieceBytes);
       }
-    };
+    }
+    if constexpr (kRhs) {
+      const T* b = g.b + chunk * int64_t(n) * g.k * g.c + first;
+      const int64_t row = int64_t(g.k) * g.c;
+      T* rhs = stage + kTriSlots * kMats;
+#pragma unroll
+      for (int p0 = 0; p0 < NP * kPieces; p0 += 32) {
+        const int p = p0 + lane, i = p / kPieces, pc = p % kPieces;
+        if (p < NP * kPieces)
+          __pipeline_memcpy_async(rhs + i * kMats + pc * kPieceElems,
+                                  b + (i < n ? i : n - 1) * row + pc * kPieceElems, kPieceBytes);
+      }
+    }
+    __pipeline_commit();
+  }
+
+  // The lane's rows from the stage, with LoadTriangle64's padding and diagonal rules; y: the
+  // first rhs column.
+  static __device__ __forceinline__ void FillFromStage(const T* stage, T (&l)[kQ][NP], T (&y)[kQ], int n,
+                                                       bool unit) {
+    const int lane = threadIdx.x & 31, sub = lane % G, mat = lane / G;
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      const int i = q * G + sub;
+      const bool real = i < n;
+#pragma unroll
+      for (int s = 0; s < kCols(q); ++s) {
+        const T v = stage[((Tri(q) + s) * G + sub) * kMats + mat];
+        l[q][s] = (s == i && (unit || !real)) ? T(1) : (s <= i && real) ? v : T(0);
+      }
+      if constexpr (kRhs) y[q] = real ? stage[(kTriSlots + i) * kMats + mat] : T(0);
+    }
+  }
+
+  // The persistent loop (il::Kernel runs it for staged bodies). Its trip count is block-uniform
+  // (see il::Kernel); a chunk holds whole warps (Fits), so warps are live or dead as a whole, and
+  // a dead warp redoes wave 0 without storing.
+  static __device__ void RunStaged(const Args<T>& g) {
+    extern __shared__ __align__(16) unsigned char il_group_stage[];
+    T* stage = reinterpret_cast<T*>(il_group_stage) + (threadIdx.x / 32) * kStageElems;
+    const int64_t total = g.chunks * g.c * G;
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    const int64_t warp = threadIdx.x & ~31;
+    auto first = [&](int64_t base) { return base + warp < total ? base + warp : int64_t(0); };
+    int64_t base = int64_t(blockIdx.x) * blockDim.x;
+    if (base < total) IssueStage(g, first(base), stage);
+    for (; base < total; base += stride) {
+      T l[kQ][NP], y[kQ];
+      __pipeline_wait_prior(0);
+      __syncwarp();  // every lane's copies visible to the warp
+      FillFromStage(stage, l, y, g.n, OP == Op::kTrsm && g.unit);
+      __syncwarp();  // the stage is free for the next wave
+      if (base + stride < total) IssueStage(g, first(base + stride), stage);
+      Finish<kRhs>(g, first(base) + (threadIdx.x & 31), base + warp < total, l, y);
+    }
+  }
+
+  // Factor (or take the given factor), then potrf's store or the solves. Y0: y already holds the
+  // first rhs column.
+  template <bool Y0>
+  static __device__ __forceinline__ void Finish(const Args<T>& g, int64_t t, bool live, T (&l)[kQ][NP],
+                                                T (&y)[kQ]) {
+    static_assert(Y0 || !(OP == Op::kPosv && FOLD), "the folded factor needs the first rhs");
+    const int sub = int(t % G);
+    const int64_t m = t / G, chunk = m / g.c, lane = m % g.c;
+    const int n = g.n;
+    const bool unit = OP == Op::kTrsm && g.unit;
+    T rinv[kQ];
+    int info = 0;
     if constexpr (OP == Op::kPosv && FOLD) {
-      load_rhs(0);
       info = Factor<true>(l, rinv, y, sub);
     } else if constexpr (OP == Op::kPotrf || OP == Op::kPosv) {
       info = Factor<false>(l, rinv, y, sub);
@@ -236,10 +382,11 @@ struct GroupBody {
     // trsm solves forward when op(A) is lower: A lower and not transposed, or upper transposed.
     const bool forward = OP != Op::kTrsm || ((g.mode == kReadLower) != g.trans);
     const bool backward = OP != Op::kTrsm || !forward;
+    const int64_t row = int64_t(g.k) * g.c;
     T* x = g.out + chunk * int64_t(n) * g.k * g.c + lane;
     for (int col = 0; col < g.k; ++col) {
       const bool forward_done = OP == Op::kPosv && FOLD && col == 0;  // in the factor
-      if (!forward_done) load_rhs(col);
+      if (!(Y0 && col == 0)) LoadRhs(g, t, col, y);
       if (forward && !forward_done) Forward(l, rinv, y, sub);
       if (backward) BackwardT(l, rinv, y, sub);
 #pragma unroll

@@ -75,19 +75,20 @@ constexpr bool GroupUsed(Op op, int lanes, int pad, Order order, int alt) {
 
 // Every group variant the table uses, instantiated: lanes, pad (a multiple of 4 up to
 // kTunedMaxN), order (kRight folds posv's first right-hand side into the factor, kLeft does
-// not) and alt (the load form). Variant I launches (result in *e) if it is the one `v` names.
+// not) and alt (the load form, GroupLoad). Variant I launches (result in *e) if it is the one
+// `v` names.
 template <typename T, Op OP, int I>
 bool LaunchGroupIf(cudaStream_t stream, const Args<T>& g, const Variant& v, cudaError_t* e) {
   constexpr int kPadCount = kTunedMaxN / 4;
-  constexpr int kLanes = kGroupLanes[I / (kPadCount * 4)];
-  constexpr int kPad = 4 * ((I / 4) % kPadCount + 1);
+  constexpr int kLanes = kGroupLanes[I / (kPadCount * 2 * kGroupLoads)];
+  constexpr int kPad = 4 * ((I / (2 * kGroupLoads)) % kPadCount + 1);
   constexpr Order kOrder = I % 2 ? Order::kLeft : Order::kRight;
-  constexpr int kAlt = (I / 2) % 2;
+  constexpr int kAlt = (I / 2) % kGroupLoads;
   if constexpr (kPad % kLanes == 0 && GroupUsed<T>(OP, kLanes, kPad, kOrder, kAlt)) {
-    using Body = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight, kAlt == 1>;
-    using Wide = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight, false>;  // 64-bit: any chunk
+    using Body = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight, kAlt>;
+    using Wide = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight, kLoad64>;  // any launch
     if (v.nb == kLanes && v.pad == kPad && v.order == kOrder && v.alt == kAlt) {
-      *e = Body::Fits(g.n, g.c) ? Launch<T, Body>(stream, g, v.warps) : Launch<T, Wide>(stream, g, v.warps);
+      *e = Body::Fits(g) ? Launch<T, Body>(stream, g, v.warps) : Launch<T, Wide>(stream, g, v.warps);
       return true;
     }
   }
@@ -104,7 +105,7 @@ cudaError_t LaunchGroupOf(cudaStream_t stream, const Args<T>& g, const Variant& 
 
 template <typename T, Op OP>
 cudaError_t LaunchGroup(cudaStream_t stream, const Args<T>& g, const Variant& v) {
-  constexpr int kVariants = int(sizeof(kGroupLanes) / sizeof(kGroupLanes[0])) * (kTunedMaxN / 4) * 4;
+  constexpr int kVariants = int(sizeof(kGroupLanes) / sizeof(kGroupLanes[0])) * (kTunedMaxN / 4) * 2 * kGroupLoads;
   return LaunchGroupOf<T, OP>(stream, g, v, std::make_integer_sequence<int, kVariants>{});
 }
 

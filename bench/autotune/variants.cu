@@ -82,13 +82,13 @@ void AddPadded() {
   }
 }
 
-// One group shape in both load forms (alt 0 / 1); posv also with and without its first rhs
+// One group shape in one load form (alt, GroupLoad); posv also with and without its first rhs
 // folded into the factor (order kRight / kLeft).
-template <int kLanes, int kPad, bool kOff32>
+template <int kLanes, int kPad, int kLoad>
 void AddGroup() {
-  Add<GroupBody<T, kOp, kPad, kLanes, true, kOff32>>(Kind::kGroup, Order::kRight, kLanes, 0, kPad, kOff32);
+  Add<GroupBody<T, kOp, kPad, kLanes, true, kLoad>>(Kind::kGroup, Order::kRight, kLanes, 0, kPad, kLoad);
   if constexpr (kOp == Op::kPosv)
-    Add<GroupBody<T, kOp, kPad, kLanes, false, kOff32>>(Kind::kGroup, Order::kLeft, kLanes, 0, kPad, kOff32);
+    Add<GroupBody<T, kOp, kPad, kLanes, false, kLoad>>(Kind::kGroup, Order::kLeft, kLanes, 0, kPad, kLoad);
 }
 
 // Lane groups: every (G, pad) shape GroupShapeBuilt admits.
@@ -100,8 +100,9 @@ void AddGroups() {
     constexpr int kLanes = kGroupLanes[I / kPadCount];
     constexpr int kPad = 4 * (I % kPadCount + 1);
     if constexpr (GroupShapeBuilt(kLanes, kPad, int(sizeof(T)))) {
-      AddGroup<kLanes, kPad, false>();
-      AddGroup<kLanes, kPad, true>();
+      AddGroup<kLanes, kPad, kLoad64>();
+      AddGroup<kLanes, kPad, kLoad32>();
+      AddGroup<kLanes, kPad, kLoadStaged>();
     }
     AddGroups<I + 1>();
   }
