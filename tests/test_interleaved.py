@@ -449,7 +449,7 @@ def test_cuda_matches_cpu(platform, dtype, chunk):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n", [1, 2, 5, 8, 16, 17, 32, 33, 48, 64])
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 16, 17, 24, 28, 32, 33, 48, 64])
 @pytest.mark.parametrize("platform", GPU)
 def test_cuda_primitives_match_cpu(platform, n, dtype):
     args = _primitive_cases(n, dtype)
