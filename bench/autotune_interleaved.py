@@ -9,7 +9,7 @@ third also one op: the other ops keep every earlier record).
 
 1. Compiles the search space (bench/autotune/variants.cu once per dtype x op, in parallel) with
    `-Xptxas -v`, and records every kernel's registers and spill bytes from ptxas' report.
-2. Runs bench/autotune/main.cu, which prunes what cannot win (spills, fewer than 4 resident
+2. Runs bench/autotune/main.cu, which prunes what cannot win (spills past 64 bytes, fewer than 4 resident
    warps per SM), times the rest on a batch of the benchmark's size (256 MiB of matrices),
    checks each timed variant's result, and picks per (dtype, op, n): kind (registers, fully
    unrolled / tiles, runtime n), loop order, tile size, warps per block, and (posv) the chunk.

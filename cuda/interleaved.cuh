@@ -581,7 +581,8 @@ template <class Body>
 struct ThreadsPerMatrixOf<Body, decltype(void(Body::kThreadsPerMatrix))> {
   static constexpr int kValue = Body::kThreadsPerMatrix;
 };
-// Bodies that run their own persistent loop over the grid (GroupBody's staged form).
+// Bodies that run their own persistent loop over the grid (GroupBody's staged forms), and their
+// register cap.
 template <class Body, class = void>
 struct StagedOf {
   static constexpr bool kValue = false;
@@ -589,6 +590,14 @@ struct StagedOf {
 template <class Body>
 struct StagedOf<Body, decltype(void(Body::kStaged))> {
   static constexpr bool kValue = Body::kStaged;
+};
+template <class Body, class = void>
+struct MaxRegsOf {
+  static constexpr int kValue = 255;  // ptxas' own limit
+};
+template <class Body>
+struct MaxRegsOf<Body, decltype(void(Body::kMaxRegs))> {
+  static constexpr int kValue = Body::kMaxRegs;
 };
 template <class Body, class = void>
 struct SharedBytesOf {
@@ -605,9 +614,7 @@ __global__ void Kernel(Args<T> g) {
   constexpr int kShare = ThreadsPerMatrixOf<Body>::kValue;
   const int64_t total = g.chunks * g.c * kShare;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  if constexpr (StagedOf<Body>::kValue) {
-    Body::RunStaged(g);
-  } else if constexpr (kShare == 1) {
+  if constexpr (kShare == 1) {
     for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total; t += stride) Body::Run(g, t);
   } else {
     // Group bodies shuffle with the full-warp mask, so every lane of a block runs the body while
@@ -623,6 +630,19 @@ __global__ void Kernel(Args<T> g) {
   }
 }
 
+// Staged bodies: their own persistent loop, under the body's register cap.
+template <typename T, class Body>
+__global__ void __maxnreg__(MaxRegsOf<Body>::kValue) StagedKernel(Args<T> g) {
+  Body::RunStaged(g);
+}
+
+// The kernel a body runs in.
+template <typename T, class Body>
+constexpr auto KernelOf() {
+  if constexpr (StagedOf<Body>::kValue) return &StagedKernel<T, Body>;
+  else return &Kernel<T, Body>;
+}
+
 template <typename T, class Body>
 cudaError_t Launch(cudaStream_t stream, const Args<T>& g, int warps) {
   const int64_t total = g.chunks * g.c * ThreadsPerMatrixOf<Body>::kValue;
@@ -631,16 +651,16 @@ cudaError_t Launch(cudaStream_t stream, const Args<T>& g, int warps) {
   const size_t smem = SharedBytesOf<Body>::Get(g.n, threads);
   if (smem > 48 * 1024) {  // above the default: opt in (no-op when already set)
     const cudaError_t e =
-        cudaFuncSetAttribute(Kernel<T, Body>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+        cudaFuncSetAttribute(KernelOf<T, Body>(), cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
     if (e != cudaSuccess) return e;
   }
   unsigned grid = detail::GridFor(detail::CeilDiv(total, threads));
   if constexpr (StagedOf<Body>::kValue) {  // persistent: each warp prefetches its next wave
-    const cudaError_t e = detail::PersistentGridKeyed<Body, 33>(Kernel<T, Body>, threads, smem,
+    const cudaError_t e = detail::PersistentGridKeyed<Body, 33>(KernelOf<T, Body>(), threads, smem,
                                                                 detail::CeilDiv(total, threads), threads / 32, &grid);
     if (e != cudaSuccess) return e;
   }
-  Kernel<T, Body><<<grid, threads, smem, stream>>>(g);
+  KernelOf<T, Body>()<<<grid, threads, smem, stream>>>(g);
   return cudaGetLastError();
 }
 

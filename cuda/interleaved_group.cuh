@@ -22,12 +22,20 @@
 namespace batchla {
 namespace il {
 
-// The load forms of a group variant (Variant::alt).
+// The forms of a group variant (Variant::alt): how the triangle reaches the registers and, for the
+// staged forms, a register cap (fewer registers, more resident warps: the staged kernel is
+// latency-bound at 8 warps / SM, bench/NOTES.md).
 enum GroupLoad : int {
-  kLoad64 = 0,      // LoadTriangle64: 64-bit addresses, any chunk
-  kLoad32 = 1,      // LoadTriangle32: 32-bit offsets within a chunk
-  kLoadStaged = 2,  // the warp's matrices staged in shared memory with cp.async (RunStaged)
+  kLoad64 = 0,         // LoadTriangle64: 64-bit addresses, any chunk
+  kLoad32 = 1,         // LoadTriangle32: 32-bit offsets within a chunk
+  kLoadStaged = 2,     // the warp's matrices staged in shared memory with cp.async (RunStaged)
+  kLoadStaged224 = 3,  // as kLoadStaged, at most 224 registers (9 warps / SM)
+  kLoadStaged200 = 4,  // 200 registers (10 warps / SM)
+  kLoadStaged168 = 5,  // 168 registers (12 warps / SM)
 };
+constexpr int GroupMaxRegs(int load) {
+  return load == kLoadStaged224 ? 224 : load == kLoadStaged200 ? 200 : load == kLoadStaged168 ? 168 : 255;
+}
 
 // FOLD (posv only; the variant's order kRight): the first right-hand side is eliminated inside
 // the factor, off the solve's dependency chain, at the price of kQ registers live throughout.
@@ -36,7 +44,8 @@ template <typename T, Op OP, int NP, int G, bool FOLD = true, int LOAD = kLoad64
 struct GroupBody {
   static_assert(32 % G == 0 && NP % G == 0, "a group divides the warp and the padded size");
   static constexpr bool OFF32 = LOAD == kLoad32;
-  static constexpr bool kStaged = LOAD == kLoadStaged;
+  static constexpr bool kStaged = LOAD >= kLoadStaged;
+  static constexpr int kMaxRegs = GroupMaxRegs(LOAD);  // il::StagedKernel's cap
   static constexpr int kThreadsPerMatrix = G;
   static constexpr int kQ = NP / G;  // rows per lane
   static constexpr unsigned kAll = 0xffffffffu;  // every lane runs the body (il::Kernel)
@@ -319,7 +328,7 @@ struct GroupBody {
     }
   }
 
-  // The persistent loop (il::Kernel runs it for staged bodies). Its trip count is block-uniform
+  // The persistent loop (il::StagedKernel). Its trip count is block-uniform
   // (see il::Kernel); a chunk holds whole warps (Fits), so warps are live or dead as a whole, and
   // a dead warp redoes wave 0 without storing.
   static __device__ void RunStaged(const Args<T>& g) {

@@ -1,8 +1,8 @@
 // The interleaved solvers' autotuner (driven by bench/autotune_interleaved.py): for each
-// (dtype, op, n) it prunes the variants that cannot win (ptxas spilled them to local memory;
-// fewer than kMinWarpsPerSM warps fit on an SM, 1 for the shared-memory kind whose staging keeps
-// a whole matrix per thread in flight; more shared memory than kSharedPortableBytes), times the rest on a batch of the benchmark's
-// size, checks every timed variant's result on sampled matrices (scaled residuals <= 30, in
+// (dtype, op, n) it prunes the variants that cannot win (ptxas spilled more than kMaxSpillBytes to
+// local memory; fewer than kMinWarpsPerSM warps fit on an SM, 1 for the shared-memory kind whose
+// staging keeps a whole matrix per thread in flight; more shared memory than
+// kSharedPortableBytes), times the rest on a batch of the benchmark's size, checks every timed variant's result on sampled matrices (scaled residuals <= 30, in
 // double), and prints one JSON object per timing and per winner on stdout.
 //
 // Search, per (dtype, n): posv first: (1) every kind/order/tile at c = 32, 2 warps; (2) the best
@@ -27,6 +27,9 @@ using iltune::Entry;
 namespace {
 
 constexpr int kMinWarpsPerSM = 4;
+// A few spilled words (L1-resident local memory) can still win when a register cap buys
+// occupancy; more cannot.
+constexpr int kMaxSpillBytes = 64;
 constexpr int kMinWarpsPerSMShared = 1;
 constexpr int kReps = 7;
 const char* kOpNames[] = {"potrf", "potrs", "posv", "trsm"};
@@ -154,7 +157,7 @@ const char* Pruned(const Entry& e, int n, int warps, int* regs, int* local) {
   CK(cudaFuncGetAttributes(&attr, e.kernel));
   *regs = attr.numRegs;
   *local = int(attr.localSizeBytes);
-  if (attr.localSizeBytes > 0) return "spills";
+  if (attr.localSizeBytes > kMaxSpillBytes) return "spills";
   const size_t smem = e.shared_bytes(n, 32 * (e.pad && e.kind == Kind::kShared ? 1 : warps));
   if (smem > size_t(kSharedPortableBytes)) return "shared memory";
   if (smem > 48 * 1024)

@@ -27,7 +27,7 @@ size_t SharedBytes(int n, int threads) {
 template <class Body>
 void Add(Kind kind, Order order, int nb, int n, int pad = 0, int alt = 0) {
   iltune::Registry().push_back({int(kOp), sizeof(T) == 4 ? 0 : 1, kind, order, nb, n, pad, alt,
-                                reinterpret_cast<const void*>(&Kernel<T, Body>), &SharedBytes<Body>,
+                                reinterpret_cast<const void*>(KernelOf<T, Body>()), &SharedBytes<Body>,
                                 &LaunchBody<Body>});
 }
 
@@ -103,6 +103,11 @@ void AddGroups() {
       AddGroup<kLanes, kPad, kLoad64>();
       AddGroup<kLanes, kPad, kLoad32>();
       AddGroup<kLanes, kPad, kLoadStaged>();
+      if constexpr (kLanes == 4) {  // the capped staged forms: where staging won (H200, 2026-11-24)
+        AddGroup<kLanes, kPad, kLoadStaged224>();
+        AddGroup<kLanes, kPad, kLoadStaged200>();
+        AddGroup<kLanes, kPad, kLoadStaged168>();
+      }
     }
     AddGroups<I + 1>();
   }
