@@ -182,6 +182,7 @@ BIG_OPS = {  # name -> (function, kind, n, dtype, matrices): each input has more
     "solve_pos-f32": ("solve_pos", 4, np.float32, 2**27 + 4099),
     "il_solve-f32": ("il_solve", 4, np.float32, 2**27 + 4099),
     "il_cholesky-f32": ("il_cholesky", 4, np.float32, 2**27 + 4099),  # from_interleaved's kernel
+    "il_solve-f32-n24": ("il_solve", 24, np.float32, 2**22 + 33),  # staged lane-group form
     "solve_triangular-f32": ("solve_triangular", 4, np.float32, 2**27 + 4099),
     "solve-f32": ("solve", 4, np.float32, 2**27 + 4099),
     "lu_factor-f32": ("lu_factor", 4, np.float32, 2**27 + 4099),
