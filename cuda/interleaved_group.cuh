@@ -144,7 +144,16 @@ struct GroupBody {
       if (q > qk || sub > owner) y[q] -= l[q][k] * xk;
   }
 
-  // Right-looking Cholesky in place; rinv[q] = 1 / L(i, i) of the lane's rows. Returns LAPACK's
+  // 1 / L(k, k), as row k's owner holds it: in rinv, or, for posv under a register cap (which
+  // never outputs L), in the factor's diagonal, kQ registers fewer (uncapped, ptxas -v spilled
+  // more with it: f64 NP = 32 G = 8, 0 -> 68-116 bytes).
+  static constexpr bool kInvInDiagonal = OP == Op::kPosv && kMaxRegs < 255;
+  static __device__ __forceinline__ T InvDiag(const T (&l)[kQ][NP], const T (&rinv)[kQ], int k) {
+    if constexpr (kInvInDiagonal) return l[k / G][k];
+    else return rinv[k / G];
+  }
+
+  // Right-looking Cholesky in place; 1 / L(i, i) of the lane's rows where InvDiag reads it. Returns LAPACK's
   // info (the first pivot that is not > 0, NaN included); the caller NaNs the whole result.
   // RHS: y := L⁻¹ y on the way (posv's first column), off the solve's own dependency chain.
   template <bool RHS>
@@ -156,10 +165,11 @@ struct GroupBody {
       T d = __shfl_sync(kAll, l[qk][k], owner, G);
       T r;
       StepPivot(d, r, k, info);
-      if (sub == owner) rinv[qk] = r;
+      if (!kInvInDiagonal && sub == owner) rinv[qk] = r;
+      // The diagonal is read again only as potrf's output, or as 1 / L(k, k) (InvDiag).
+      const T diagonal = kInvInDiagonal ? r : OP == Op::kPotrf ? d : d * r;
 #pragma unroll
-      for (int q = qk; q < kQ; ++q)  // the diagonal itself is read again only as potrf's output
-        l[q][k] = (OP == Op::kPotrf && q == qk && sub == owner) ? d : l[q][k] * r;
+      for (int q = qk; q < kQ; ++q) l[q][k] = (q == qk && sub == owner) ? diagonal : l[q][k] * r;
       if constexpr (RHS) Eliminate(l, y, k, __shfl_sync(kAll, y[qk], owner, G) * r, sub);
 #pragma unroll
       for (int j = k + 1; j < NP; ++j) {
@@ -175,7 +185,7 @@ struct GroupBody {
   static __device__ __forceinline__ void Forward(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub) {
 #pragma unroll
     for (int k = 0; k < NP; ++k)
-      Eliminate(l, y, k, __shfl_sync(kAll, y[k / G] * rinv[k / G], k % G, G), sub);
+      Eliminate(l, y, k, __shfl_sync(kAll, y[k / G] * InvDiag(l, rinv, k), k % G, G), sub);
   }
 
   // y := L⁻ᵀ y (row-oriented: x_k = (y_k - Σ_{i>k} L(i, k) x_i) / L(k, k), the sum reduced over
@@ -190,7 +200,7 @@ struct GroupBody {
         if (q > qk || sub > owner) p += l[q][k] * y[q];
 #pragma unroll
       for (int w = G / 2; w > 0; w /= 2) p += __shfl_xor_sync(kAll, p, w, G);
-      if (sub == owner) y[qk] = (y[qk] - p) * rinv[qk];
+      if (sub == owner) y[qk] = (y[qk] - p) * InvDiag(l, rinv, k);
     }
   }
 
