@@ -170,18 +170,18 @@ constexpr Variant kTuned[2][kNumOps][kTunedMaxN + 1] = {
       Full(Order::kRight, 1),  // n = 18
       Full(Order::kRight, 1),  // n = 19
       Full(Order::kRight, 1),  // n = 20
-      Group(4, 24, Order::kRight, 2, 5),  // n = 21
+      Group(4, 24, Order::kRight, 4, 5),  // n = 21
       Group(4, 24, Order::kLeft, 1, 5),  // n = 22
-      Group(4, 24, Order::kLeft, 2, 5),  // n = 23
-      Group(4, 24, Order::kRight, 2, 5),  // n = 24
-      Group(4, 28, Order::kRight, 1, 5),  // n = 25
-      Group(4, 28, Order::kRight, 4, 5),  // n = 26
+      Group(4, 24, Order::kLeft, 4, 5),  // n = 23
+      Group(4, 24, Order::kRight, 1, 5),  // n = 24
+      Group(4, 28, Order::kRight, 2, 5),  // n = 25
+      Group(4, 28, Order::kRight, 2, 5),  // n = 26
       Group(4, 28, Order::kRight, 1, 5),  // n = 27
-      Group(4, 28, Order::kRight, 2, 5),  // n = 28
-      Group(4, 32, Order::kLeft, 2, 2),  // n = 29
-      Group(4, 32, Order::kRight, 2, 2),  // n = 30
-      Group(4, 32, Order::kLeft, 2, 2),  // n = 31
-      Group(4, 32, Order::kRight, 1, 2),  // n = 32
+      Group(4, 28, Order::kRight, 4, 5),  // n = 28
+      Group(4, 32, Order::kRight, 1, 3),  // n = 29
+      Group(4, 32, Order::kRight, 1, 3),  // n = 30
+      Group(4, 32, Order::kRight, 1, 3),  // n = 31
+      Group(4, 32, Order::kRight, 1, 3),  // n = 32
       Group(8, 40, Order::kLeft, 2, 0),  // n = 33
       Group(8, 40, Order::kLeft, 2, 0),  // n = 34
       Group(8, 40, Order::kLeft, 2, 0),  // n = 35
@@ -440,17 +440,17 @@ constexpr Variant kTuned[2][kNumOps][kTunedMaxN + 1] = {
       Group(4, 20, Order::kRight, 2, 4),  // n = 18
       Group(4, 20, Order::kRight, 2, 2),  // n = 19
       Group(4, 20, Order::kRight, 1, 2),  // n = 20
-      Group(4, 24, Order::kRight, 4, 1),  // n = 21
-      Group(4, 24, Order::kRight, 1, 1),  // n = 22
-      Group(4, 24, Order::kRight, 4, 2),  // n = 23
-      Group(4, 24, Order::kRight, 2, 1),  // n = 24
-      Group(8, 32, Order::kRight, 1, 0),  // n = 25
+      Group(4, 24, Order::kRight, 2, 1),  // n = 21
+      Group(4, 24, Order::kRight, 2, 1),  // n = 22
+      Group(4, 24, Order::kRight, 2, 2),  // n = 23
+      Group(4, 24, Order::kRight, 2, 2),  // n = 24
+      Group(8, 32, Order::kRight, 1, 1),  // n = 25
       Group(8, 32, Order::kRight, 2, 1),  // n = 26
       Group(8, 32, Order::kRight, 2, 1),  // n = 27
       Group(8, 32, Order::kRight, 2, 1),  // n = 28
       Group(8, 32, Order::kRight, 1, 1),  // n = 29
       Group(8, 32, Order::kRight, 1, 1),  // n = 30
-      Group(8, 32, Order::kRight, 2, 1),  // n = 31
+      Group(8, 32, Order::kRight, 1, 1),  // n = 31
       Group(8, 32, Order::kRight, 1, 1),  // n = 32
       Group(16, 48, Order::kRight, 2, 0),  // n = 33
       Group(16, 48, Order::kRight, 1, 0),  // n = 34
@@ -556,8 +556,8 @@ constexpr Variant kTuned[2][kNumOps][kTunedMaxN + 1] = {
 };
 
 constexpr int kTunedChunk[2][kTunedMaxN + 1] = {
-  {32, 32, 32, 256, 32, 32, 256, 64, 128, 32, 32, 128, 32, 32, 32, 128, 64, 32, 128, 32, 32, 32, 32, 32, 32, 256, 32, 32, 32, 32, 32, 32, 32, 256, 32, 32, 32, 128, 32, 64, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 64, 32, 64, 32, 32, 32, 256, 32, 32, 128, 32, 128, 64, 32, 32},  // float32
-  {32, 64, 64, 256, 128, 32, 128, 32, 32, 32, 32, 32, 32, 512, 512, 64, 256, 256, 64, 32, 512, 32, 32, 32, 512, 128, 32, 32, 32, 32, 64, 64, 64, 32, 64, 32, 32, 32, 64, 128, 512, 128, 64, 32, 64, 64, 32, 32, 32, 32, 32, 64, 32, 32, 32, 64, 32, 32, 256, 512, 32, 512, 32, 64, 128},  // float64
+  {32, 32, 32, 256, 32, 32, 256, 64, 128, 32, 32, 128, 32, 32, 32, 128, 64, 32, 128, 32, 32, 32, 32, 32, 32, 32, 32, 256, 32, 128, 32, 32, 32, 256, 32, 32, 32, 128, 32, 64, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 64, 32, 64, 32, 32, 32, 256, 32, 32, 128, 32, 128, 64, 32, 32},  // float32
+  {32, 64, 64, 256, 128, 32, 128, 32, 32, 32, 32, 32, 32, 512, 512, 64, 256, 256, 64, 32, 512, 64, 64, 256, 32, 32, 32, 32, 32, 256, 128, 128, 512, 32, 64, 32, 32, 32, 64, 128, 512, 128, 64, 32, 64, 64, 32, 32, 32, 32, 32, 64, 32, 32, 32, 64, 32, 32, 256, 512, 32, 512, 32, 64, 128},  // float64
 };
 
 constexpr Variant kTileDefault[2] = {Tile(8, Order::kLeft, 2), Tile(4, Order::kLeft, 2)};
