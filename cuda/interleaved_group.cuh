@@ -11,6 +11,11 @@
 // Compiled for a padded size NP = G Q (every loop unrolled) and run for any n in (NP - G, NP]:
 // rows and columns n..NP-1 are the identity, which the factorization and the solves keep exact
 // (pivots 1, zero off-diagonal), so no step tests n.
+//
+// The triangle reaches the registers in one of the forms of GroupLoad: each lane loads its rows
+// from global memory (il::Kernel), or staged: each warp copies its next wave of matrices into a
+// stage in shared memory with cp.async while it factors the current one (RunStaged, in
+// il::StagedKernel, optionally under a register cap for more resident warps).
 #pragma once
 
 #include <cstdint>
