@@ -50,6 +50,14 @@ struct Args {
 // Element (r, s), r >= s, of the lower triangle the op works with, read from the input `a`
 // (read-only for the kernel's lifetime, hence the non-coherent __ldg path). Reading the upper
 // triangle is reading with the two strides swapped, so both share one branch-free load.
+// Strides of element (r, s) of that triangle in one matrix of a (chunks, n, n, c) buffer: at
+// r * rs + s * cs (the upper triangle read as the lower triangle of its transpose).
+struct TriangleStrides {
+  int64_t rs, cs;
+  __host__ __device__ __forceinline__ TriangleStrides(int mode, int n, int64_t c)
+      : rs(mode == kReadUpper ? c : int64_t(n) * c), cs(mode == kReadUpper ? int64_t(n) * c : c) {}
+};
+
 template <typename T>
 struct InputLower {
   const T* p;       // this thread's matrix
@@ -59,7 +67,7 @@ struct InputLower {
   int64_t rs, cs;   // element (r, s) of the triangle read at p + r * rs + s * cs
   __device__ __forceinline__ InputLower(const T* p_, int64_t c_, int n_, int mode_)
       : p(p_), c(c_), n(n_), mode(mode_),
-        rs(mode_ == kReadUpper ? c_ : int64_t(n_) * c_), cs(mode_ == kReadUpper ? int64_t(n_) * c_ : c_) {}
+        rs(TriangleStrides(mode_, n_, c_).rs), cs(TriangleStrides(mode_, n_, c_).cs) {}
   __device__ __forceinline__ T operator()(int r, int s) const {
     const T v = __ldg(p + r * rs + s * cs);
     if (mode != kSymmetrize) return v;

@@ -71,6 +71,13 @@ struct GroupBody {
   // Element (row q of this lane, column s) is kept for s < kCols(q).
   static constexpr int kCols(int q) { return (q + 1) * G; }
 
+  // Entry (i, s) of the padded triangle from the value v read for it: the identity past n (and
+  // trsm's unit diagonal), zero right of the diagonal.
+  static __device__ __forceinline__ T Padded(T v, int i, int s, int n, bool unit) {
+    const bool real = i < n;
+    return (s == i && (unit || !real)) ? T(1) : (s <= i && real) ? v : T(0);
+  }
+
   // The lower triangle of the padded matrix: a's (i, s) for s <= i < n, identity past n.
   // Branch-free: every element is one load from a clamped, always valid address (row n - 1,
   // column min(s, i): L1 hits) and a select. (Predicated loads compiled to one branch each, and
@@ -119,7 +126,7 @@ struct GroupBody {
         const int sc = s < ir ? s : ir;
         T v = __ldg(row + sc * cs);
         if constexpr (SYM) v = (v + __ldg(col + sc * rs)) * T(0.5);
-        l[q][s] = (s == i && (unit || !real)) ? T(1) : (s <= i && real) ? v : T(0);
+        l[q][s] = Padded(v, i, s, n, unit);
       }
     }
   }
@@ -149,10 +156,11 @@ struct GroupBody {
       if (q > qk || sub > owner) y[q] -= l[q][k] * xk;
   }
 
-  // 1 / L(k, k), as row k's owner holds it: in rinv, or, for posv under a register cap (which
-  // never outputs L), in the factor's diagonal, kQ registers fewer (uncapped, ptxas -v spilled
-  // more with it: f64 NP = 32 G = 8, 0 -> 68-116 bytes).
-  static constexpr bool kInvInDiagonal = OP == Op::kPosv && kMaxRegs < 255;
+  // 1 / L(k, k), as row k's owner holds it: in rinv, or, for float posv under a register cap
+  // (posv never outputs L), in the factor's diagonal, kQ registers fewer: it let NP = 32 G = 4 fit
+  // 200 registers. Uncapped it made ptxas spill more (f64 NP = 32 G = 8: 0 -> 68-116 bytes); the
+  // float64 capped forms (NP = 16-20) were tuned and measured without it, so they keep rinv.
+  static constexpr bool kInvInDiagonal = OP == Op::kPosv && kMaxRegs < 255 && sizeof(T) == 4;
   static __device__ __forceinline__ T InvDiag(const T (&l)[kQ][NP], const T (&rinv)[kQ], int k) {
     if constexpr (kInvInDiagonal) return l[k / G][k];
     else return rinv[k / G];
@@ -172,9 +180,11 @@ struct GroupBody {
       StepPivot(d, r, k, info);
       if (!kInvInDiagonal && sub == owner) rinv[qk] = r;
       // The diagonal is read again only as potrf's output, or as 1 / L(k, k) (InvDiag).
-      const T diagonal = kInvInDiagonal ? r : OP == Op::kPotrf ? d : d * r;
+      const bool diagonal = sub == owner;
 #pragma unroll
-      for (int q = qk; q < kQ; ++q) l[q][k] = (q == qk && sub == owner) ? diagonal : l[q][k] * r;
+      for (int q = qk; q < kQ; ++q)
+        l[q][k] = (kInvInDiagonal && q == qk && diagonal) ? r
+                  : (OP == Op::kPotrf && q == qk && diagonal) ? d : l[q][k] * r;
       if constexpr (RHS) Eliminate(l, y, k, __shfl_sync(kAll, y[qk], owner, G) * r, sub);
 #pragma unroll
       for (int j = k + 1; j < NP; ++j) {
@@ -243,9 +253,8 @@ struct GroupBody {
     const int64_t m = t / G, chunk = m / g.c, lane = m % g.c;
     const int n = g.n;
     const T* a = g.a + chunk * int64_t(n) * n * g.c + lane;
-    // (r, s) of the triangle the op works with sits at a[r rs + s cs] (upper: swapped).
-    const int64_t rs = g.mode == kReadUpper ? g.c : int64_t(n) * g.c;
-    const int64_t cs = g.mode == kReadUpper ? int64_t(n) * g.c : g.c;
+    const TriangleStrides st(g.mode, n, g.c);  // (r, s) of the op's triangle at a[r rs + s cs]
+    const int64_t rs = st.rs, cs = st.cs;
     const bool unit = OP == Op::kTrsm && g.unit;
     T l[kQ][NP], y[kQ];
     const bool sym = OP == Op::kPotrf && g.mode == kSymmetrize;
@@ -296,8 +305,8 @@ struct GroupBody {
     const int n = g.n;
     const int64_t m0 = w0 / G, chunk = m0 / g.c, first = m0 % g.c;
     const T* a = g.a + chunk * int64_t(n) * n * g.c + first;
-    const int64_t rs = g.mode == kReadUpper ? g.c : int64_t(n) * g.c;
-    const int64_t cs = g.mode == kReadUpper ? int64_t(n) * g.c : g.c;
+    const TriangleStrides st(g.mode, n, g.c);
+    const int64_t rs = st.rs, cs = st.cs;
     const int pair = lane / (G * kPieces), sub = lane / kPieces % G, piece = lane % kPieces;
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
@@ -325,7 +334,7 @@ struct GroupBody {
     __pipeline_commit();
   }
 
-  // The lane's rows from the stage, with LoadTriangle64's padding and diagonal rules; y: the
+  // The lane's rows from the stage (Padded, as LoadTriangle64); y: the
   // first rhs column.
   static __device__ __forceinline__ void FillFromStage(const T* stage, T (&l)[kQ][NP], T (&y)[kQ], int n,
                                                        bool unit) {
@@ -335,10 +344,7 @@ struct GroupBody {
       const int i = q * G + sub;
       const bool real = i < n;
 #pragma unroll
-      for (int s = 0; s < kCols(q); ++s) {
-        const T v = stage[((Tri(q) + s) * G + sub) * kMats + mat];
-        l[q][s] = (s == i && (unit || !real)) ? T(1) : (s <= i && real) ? v : T(0);
-      }
+      for (int s = 0; s < kCols(q); ++s) l[q][s] = Padded(stage[((Tri(q) + s) * G + sub) * kMats + mat], i, s, n, unit);
       if constexpr (kRhs) y[q] = real ? stage[(kTriSlots + i) * kMats + mat] : T(0);
     }
   }
