@@ -4,7 +4,10 @@
 // Storage: ROW-MAJOR (launch.h): element (i, j) of matrix b of an m x n array at b*m*n + i*n + j,
 // int64_t offsets. The kernel thinks in COLUMNS: a lane owns one column of one matrix.
 //
-// Layout on chip: lane groups of G = next pow2 >= ncols lanes, one matrix per group, inside a
+// Layout on chip: lane groups of G = next pow2 >= ceil(ncols / C) lanes, one matrix per group,
+// lane c owning the C adjacent columns c*C .. c*C + C - 1 (C = columns per lane, 1 or 2, from
+// tuning.h's QrSmallColumnsPerLane: two columns halve the per-step overhead per matrix and give
+// each lane two independent FMA chains; the text below says "column" for each of them), inside a
 // UNIT of U lanes that share reflector slots and synchronise once per step: U = 32 (a warp,
 // __syncwarp, 32 / G matrices) for ncols <= 32; U = 64 (a pair of warps, named barrier, G = 64,
 // one matrix) for ncols in 33..64. Lane c of a group holds column c (of a, or of b for c >= n in
@@ -91,7 +94,7 @@ struct QrSmallRefl {
   T kappa, uj;
 };
 
-// Reload u for the update pass (tuning.h, kQrSmallReloadU).
+// Reload u for the update pass (tuning.h, kQrSmallReloadMinM).
 template <typename T, int M>
 __host__ __device__ constexpr bool QrSmallReloadU() { return M >= tuning::kQrSmallReloadMinM; }
 
@@ -159,12 +162,17 @@ __device__ __forceinline__ QrSmallRefl<T> QrSmallReflect(T (&col)[M], const int 
   return {tau, T(1)};
 }
 
-// col -= kappa u (u^T col), u(J) = uj, u(i > J) read from the slot u (16-byte loads, a broadcast
-// within the group). NORM: also returns ||col(J+2:)||^2 after the update (the next step's dlarfg
-// input when this lane owns column J + 1), fused into the update pass.
-template <typename T, int M, bool NORM>
-__device__ __forceinline__ T QrSmallApply(T (&col)[M], const T* __restrict__ u, QrSmallRefl<T> h,
-                                          const int J) {
+// Each of the lane's C columns col[kk] with take[kk] -= kappa u (u^T col), u(J) = uj, u(i > J)
+// read from the slot u (16-byte loads, a broadcast within the group). A column not taken (C = 2
+// only: the other column of the lane that owns column J, or, forming Q, a column left of J)
+// gets w = 0 by a select and row J by a select: its rows > J then compute x - 0 * u(i), exactly x
+// while u is finite, and such rows are only read again where they are v itself (geqrf: u = x
+// there, finite or NaN) or never written out (R's zeros, Q's rows of e_c past J). NORM: also
+// returns ||col(J+2:)||^2 of the column that holds column J + 1 (kk = (J + 1) % C) after the
+// update (the next step's dlarfg input when this lane owns column J + 1), fused into the update.
+template <typename T, int M, int C, bool NORM>
+__device__ __forceinline__ T QrSmallApply(T (&col)[C][M], const T* __restrict__ u,
+                                          QrSmallRefl<T> h, const int J, const bool (&take)[C]) {
   using S = QrSmallScalar<T>;
   constexpr int kV = S::kV;
   T uu[M];
@@ -172,16 +180,38 @@ __device__ __forceinline__ T QrSmallApply(T (&col)[M], const T* __restrict__ u, 
   for (int q = 0; q < M / kV; ++q)
     if ((q + 1) * kV > J + 1)  // vectors holding a row > J (J is a constant once unrolled)
       S::Split(reinterpret_cast<const typename S::Vec*>(u)[q], uu + q * kV);
-  T acc[kQrSmallChains] = {h.uj * col[J]};
+  // One pass over u for the C dot products (independent chains, interleaved).
+  T acc[C][kQrSmallChains];
+#pragma unroll
+  for (int kk = 0; kk < C; ++kk) {
+    acc[kk][0] = h.uj * col[kk][J];
+#pragma unroll
+    for (int t = 1; t < kQrSmallChains; ++t) acc[kk][t] = T(0);
+  }
 #pragma unroll
   for (int i = 0; i < M; ++i)
-    if (i > J) acc[(i - J) % kQrSmallChains] = fma(uu[i], col[i], acc[(i - J) % kQrSmallChains]);
-  const T w = h.kappa * ((acc[0] + acc[1]) + (acc[2] + acc[3]));
-  col[J] = fma(-w, h.uj, col[J]);
+    if (i > J) {
+#pragma unroll
+      for (int kk = 0; kk < C; ++kk)
+        acc[kk][(i - J) % kQrSmallChains] = fma(uu[i], col[kk][i], acc[kk][(i - J) % kQrSmallChains]);
+    }
+  T w[C];
+#pragma unroll
+  for (int kk = 0; kk < C; ++kk) {
+    w[kk] = h.kappa * ((acc[kk][0] + acc[kk][1]) + (acc[kk][2] + acc[kk][3]));
+    if (C > 1 && !take[kk]) w[kk] = T(0);
+    const T top = fma(-w[kk], h.uj, col[kk][J]);
+    col[kk][J] = (C > 1 && !take[kk]) ? col[kk][J] : top;
+  }
+  const int knorm = (J + 1) % C;  // a constant once unrolled
   T nrm[kQrSmallChains] = {};
   auto update = [&](int i, T ui) {
-    col[i] = fma(-w, ui, col[i]);
-    if (NORM && i > J + 1) nrm[i % kQrSmallChains] = fma(col[i], col[i], nrm[i % kQrSmallChains]);
+#pragma unroll
+    for (int kk = 0; kk < C; ++kk) {
+      col[kk][i] = fma(-w[kk], ui, col[kk][i]);
+      if (NORM && kk == knorm && i > J + 1)
+        nrm[i % kQrSmallChains] = fma(col[kk][i], col[kk][i], nrm[i % kQrSmallChains]);
+    }
   };
   if constexpr (QrSmallReloadU<T, M>()) {
     // Read u again instead of keeping all of it live across the dot product: fewer registers,
@@ -216,25 +246,35 @@ __device__ __forceinline__ void QrSmallSync(int unit) {
   }
 }
 
-// Most reflectors a unit's matrix can have: n <= m <= M and n <= ncols <= G <= U.
-template <int M, int U>
-__host__ __device__ constexpr int QrSmallMaxSteps() { return M < U ? M : U; }
+// Most reflectors a unit's matrix can have: n <= m <= M and n <= ncols <= C * G <= C * U.
+template <int M, int U, int C>
+__host__ __device__ constexpr int QrSmallMaxSteps() { return M < C * U ? M : C * U; }
+
+// Which of the lane's C columns take part in step J: those right of column J (and inside the
+// matrix). FACTOR false (forming Q backwards): those at or right of J.
+template <int C, bool FACTOR>
+__device__ __forceinline__ void QrSmallTake(bool (&take)[C], int c, int J, int ncols) {
+#pragma unroll
+  for (int kk = 0; kk < C; ++kk)
+    take[kk] = (FACTOR ? c * C + kk > J : c * C + kk >= J) && c * C + kk < ncols;
+}
 
 // Factorization of the group's matrix (steps j < n). slot(j) = this matrix's reflector slot
-// (M values, 16-byte aligned); hslots(j) its kappa and uj. mytau: LAPACK's tau of this lane's
-// column (SCALED only). Every lane of the unit calls it (it synchronises the unit).
-template <typename T, int M, int U, int NV, bool SCALED>
-__device__ __forceinline__ void QrSmallFactor(T (&col)[M], T& mytau, int c, bool active, int n,
-                                              int ncols, T* vslots, QrSmallRefl<T>* hslots,
-                                              int unit) {
-  T xn2 = 0;  // ||col(j+1:)||^2 of this lane's column, from the update of step j - 1
+// (M values, 16-byte aligned); hslots(j) its kappa and uj. mytau[kk]: LAPACK's tau of the lane's
+// column kk (SCALED only). Every lane of the unit calls it (it synchronises the unit).
+template <typename T, int M, int U, int C, int NV, bool SCALED>
+__device__ __forceinline__ void QrSmallFactor(T (&col)[C][M], T (&mytau)[C], int c, bool active,
+                                              int n, int ncols, T* vslots,
+                                              QrSmallRefl<T>* hslots, int unit) {
+  T xn2 = 0;  // ||col(j+1:)||^2 of the lane's column j + 1, from the update of step j - 1
 #pragma unroll
-  for (int j = 0; j < QrSmallMaxSteps<M, U>(); ++j) {
+  for (int j = 0; j < QrSmallMaxSteps<M, U, C>(); ++j) {
     if (j >= n) break;  // uniform: n is the launch's
     T* v = vslots + (j % NV) * M;
-    if (active && c == j) {
+    if (active && c == j / C) {  // the lane that owns column j, as its column j % C
+      T(&cj)[M] = col[j % C];
       const QrSmallRefl<T> h =
-          QrSmallReflect<T, M, SCALED>(col, j, j == 0 ? QrSmallTailNorm2(col, 0) : xn2, &mytau);
+          QrSmallReflect<T, M, SCALED>(cj, j, j == 0 ? QrSmallTailNorm2(cj, 0) : xn2, &mytau[j % C]);
       // Rows <= j: R(0:j, j) (lstsq back substitution); rows > j: u_j.
       using S = QrSmallScalar<T>;
 #pragma unroll
@@ -242,45 +282,60 @@ __device__ __forceinline__ void QrSmallFactor(T (&col)[M], T& mytau, int c, bool
         typename S::Vec p;
         T* pe = reinterpret_cast<T*>(&p);
 #pragma unroll
-        for (int e = 0; e < S::kV; ++e) pe[e] = col[q * S::kV + e];
+        for (int e = 0; e < S::kV; ++e) pe[e] = cj[q * S::kV + e];
         reinterpret_cast<typename S::Vec*>(v)[q] = p;
       }
       hslots[j % NV] = h;
     }
     QrSmallSync<U>(unit);
-    if (active && c > j && c < ncols) xn2 = QrSmallApply<T, M, true>(col, v, hslots[j % NV], j);
+    if (active && c * C + C - 1 > j && c * C < ncols) {
+      bool take[C];
+      QrSmallTake<C, true>(take, c, j, ncols);
+      xn2 = QrSmallApply<T, M, C, true>(col, v, hslots[j % NV], j, take);
+    }
   }
 }
 
-// This lane's input column of matrix b (zeros past row m, or when b / c is out of range):
-// a(:, c), or b(:, c - n) for lstsq. All M loads are independent (in flight together).
-template <typename T, int M>
-__device__ __forceinline__ void QrSmallLoadColumn(const QrArgs<T>& args, int64_t b, int c, int ncols,
-                                                  T (&col)[M]) {
-  const bool active = b < args.batch && c < ncols;
+// The lane's input columns c*C + kk of matrix b (zeros past row m, past ncols, or when b is out
+// of range): a(:, cc), or b(:, cc - n) for lstsq. All C * M loads are independent (in flight
+// together).
+template <typename T, int M, int C>
+__device__ __forceinline__ void QrSmallLoadColumns(const QrArgs<T>& args, int64_t b, int c,
+                                                   int ncols, T (&col)[C][M]) {
   const int m = args.m, n = args.n, k = args.k;
-  const T* src = nullptr;
-  int stride = n;
-  if (active) {
-    if (c < n) src = args.a + b * m * n + c;
-    else { src = args.b + b * m * k + (c - n); stride = k; }
-  }
 #pragma unroll
-  for (int i = 0; i < M; ++i) col[i] = (active && i < m) ? src[int64_t(i) * stride] : T(0);
+  for (int kk = 0; kk < C; ++kk) {
+    const int cc = c * C + kk;
+    const bool active = b < args.batch && cc < ncols;
+    const T* src = nullptr;
+    int stride = n;
+    if (active) {
+      if (cc < n) src = args.a + b * m * n + cc;
+      else { src = args.b + b * m * k + (cc - n); stride = k; }
+    }
+#pragma unroll
+    for (int i = 0; i < M; ++i) col[kk][i] = (active && i < m) ? src[int64_t(i) * stride] : T(0);
+  }
 }
 
-// Shared memory of a block: U * M reflector values and U (kappa, uj) per unit (slots * NV <= U
-// per unit, see QrSmallKeepsAll). Dynamic for M = 64 (f64 needs more than 48 KB); static for
-// M <= 32, whose kernels are thereby the same PTX as before M = 64 existed.
-template <typename T, int M>
+// Shared memory of a block: C * U * M reflector values and C * U (kappa, uj) per unit (slots *
+// matrices <= C * U per unit, see QrSmallKeepsAll). Dynamic for M = 64 and wherever it exceeds
+// 48 KB (f64 pairs); static otherwise, so the one-column kernels for M <= 32 are the same PTX as
+// before M = 64 and pairs existed.
+template <typename T, int M, int C>
+constexpr size_t QrSmallSmemBytes() {
+  return size_t(kQrSmallThreads) * C * (M * sizeof(T) + sizeof(QrSmallRefl<T>));
+}
+template <typename T, int M, int C>
 constexpr size_t QrSmallDynamicSmem() {
-  return M == 64 ? size_t(kQrSmallThreads) * (M * sizeof(T) + sizeof(QrSmallRefl<T>)) : 0;
+  return M == 64 || QrSmallSmemBytes<T, M, C>() > 48 * 1024 ? QrSmallSmemBytes<T, M, C>() : 0;
 }
 
 // M <= 32: no minimum blocks per SM (0 = ptxas' own register choice, as before M = 64 existed).
-template <typename T, int M, int U, QrOutput OUT>
+template <typename T, int M, int U, int C, QrOutput OUT>
 __global__ void __launch_bounds__(kQrSmallThreads, M == 64 ? tuning::kQrSmallM64MinBlocks : 0)
     QrSmallKernel(QrArgs<T> args, int ncols, int glog2) {
+  static_assert(C == 1 || (OUT != QrOutput::kLstsq && U == 32), "pairs: warp units, no lstsq");
   constexpr int kUnits = kQrSmallThreads / U;
   static_assert(kUnits * U == kQrSmallThreads && kUnits < 16, "whole units, named barriers 1..15");
   const int ulane = threadIdx.x % U, unit = threadIdx.x / U;
@@ -288,19 +343,19 @@ __global__ void __launch_bounds__(kQrSmallThreads, M == 64 ? tuning::kQrSmallM64
   const int g = ulane >> glog2, c = ulane & (G - 1);
   const int m = args.m, n = args.n, k = args.k;
   constexpr bool kAll = QrSmallKeepsAll<OUT>();
-  constexpr int kSteps = QrSmallMaxSteps<M, U>();
+  constexpr int kSteps = QrSmallMaxSteps<M, U, C>();
   const int NVr = kAll ? n : (n < 2 ? n : 2);  // slots per matrix (runtime; NV template = max)
   T* vslots;  // this matrix's reflector slots
   QrSmallRefl<T>* hslots;
-  if constexpr (QrSmallDynamicSmem<T, M>() > 0) {
+  if constexpr (QrSmallDynamicSmem<T, M, C>() > 0) {
     extern __shared__ __align__(16) unsigned char qr_small_smem[];
     T* vbuf = reinterpret_cast<T*>(qr_small_smem);
-    QrSmallRefl<T>* hbuf = reinterpret_cast<QrSmallRefl<T>*>(vbuf + kQrSmallThreads * M);
-    vslots = vbuf + (unit * U + g * NVr) * M;
-    hslots = hbuf + unit * U + g * NVr;
+    QrSmallRefl<T>* hbuf = reinterpret_cast<QrSmallRefl<T>*>(vbuf + C * kQrSmallThreads * M);
+    vslots = vbuf + (C * unit * U + g * NVr) * M;
+    hslots = hbuf + C * unit * U + g * NVr;
   } else {
-    __shared__ __align__(16) T vbuf[kUnits][U * M];
-    __shared__ QrSmallRefl<T> hbuf[kUnits][U];
+    __shared__ __align__(16) T vbuf[kUnits][C * U * M];
+    __shared__ QrSmallRefl<T> hbuf[kUnits][C * U];
     vslots = &vbuf[unit][g * NVr * M];
     hslots = &hbuf[unit][g * NVr];
   }
@@ -308,71 +363,93 @@ __global__ void __launch_bounds__(kQrSmallThreads, M == 64 ? tuning::kQrSmallM64
   for (int64_t wg = int64_t(blockIdx.x) * kUnits + unit; wg < units_total;
        wg += int64_t(gridDim.x) * kUnits) {
     const int64_t b = wg * per_unit + g;
-    const bool active = b < args.batch && c < ncols;
-    T col[M];
-    QrSmallLoadColumn(args, b, c, ncols, col);
+    const bool active = b < args.batch && c * C < ncols;  // the lane holds a column
+    T col[C][M];
+    QrSmallLoadColumns(args, b, c, ncols, col);
     QrSmallSync<U>(unit);  // the previous matrices' readers are done with the slots
-    T mytau = 0;
+    T mytau[C] = {};
     constexpr bool kScaled = OUT == QrOutput::kGeqrf;  // only geqrf returns the v's
     if constexpr (kAll)
-      QrSmallFactor<T, M, U, kSteps, kScaled>(col, mytau, c, active, n, ncols, vslots, hslots,
-                                              unit);
+      QrSmallFactor<T, M, U, C, kSteps, kScaled>(col, mytau, c, active, n, ncols, vslots, hslots,
+                                                 unit);
     else
-      QrSmallFactor<T, M, U, 2, kScaled>(col, mytau, c, active, n, ncols, vslots, hslots, unit);
+      QrSmallFactor<T, M, U, C, 2, kScaled>(col, mytau, c, active, n, ncols, vslots, hslots, unit);
     if (!active) continue;
 
     if constexpr (OUT == QrOutput::kGeqrf) {
-      T* dst = args.qr + b * m * n + c;
 #pragma unroll
-      for (int i = 0; i < M; ++i)
-        if (i < m) dst[int64_t(i) * n] = col[i];
-      args.taus[b * n + c] = mytau;
+      for (int kk = 0; kk < C; ++kk) {
+        const int cc = c * C + kk;
+        if (cc >= n) break;
+        T* dst = args.qr + b * m * n + cc;
+#pragma unroll
+        for (int i = 0; i < M; ++i)
+          if (i < m) dst[int64_t(i) * n] = col[kk][i];
+        args.taus[b * n + cc] = mytau[kk];
+      }
     } else if constexpr (OUT == QrOutput::kR || OUT == QrOutput::kQr) {
-      T* dst = args.r + b * n * n + c;
 #pragma unroll
-      for (int i = 0; i < M; ++i)
-        if (i < n) dst[int64_t(i) * n] = i <= c ? col[i] : T(0);
+      for (int kk = 0; kk < C; ++kk) {
+        const int cc = c * C + kk;
+        if (cc >= n) break;
+        T* dst = args.r + b * n * n + cc;
+#pragma unroll
+        for (int i = 0; i < M; ++i)
+          if (i < n) dst[int64_t(i) * n] = i <= cc ? col[kk][i] : T(0);
+      }
       if constexpr (OUT == QrOutput::kQr) {
-        // Q e_c = H_0 ... H_{n-1} e_c, applied right to left; H_j e_c = e_c for j > c.
+        // Q e_cc = H_0 ... H_{n-1} e_cc, applied right to left; H_j e_cc = e_cc for j > cc.
 #pragma unroll
-        for (int i = 0; i < M; ++i) col[i] = i == c ? T(1) : T(0);
+        for (int kk = 0; kk < C; ++kk)
+#pragma unroll
+          for (int i = 0; i < M; ++i) col[kk][i] = i == c * C + kk ? T(1) : T(0);
 #pragma unroll
         for (int j = kSteps - 1; j >= 0; --j)
-          if (j < n && j <= c) QrSmallApply<T, M, false>(col, vslots + j * M, hslots[j], j);
-        T* q = args.q + b * m * n + c;
+          if (j < n && j <= c * C + C - 1) {
+            bool take[C];
+            QrSmallTake<C, false>(take, c, j, ncols);
+            QrSmallApply<T, M, C, false>(col, vslots + j * M, hslots[j], j, take);
+          }
 #pragma unroll
-        for (int i = 0; i < M; ++i)
-          if (i < m) q[int64_t(i) * n] = col[i];
+        for (int kk = 0; kk < C; ++kk) {
+          const int cc = c * C + kk;
+          if (cc >= n) break;
+          T* q = args.q + b * m * n + cc;
+#pragma unroll
+          for (int i = 0; i < M; ++i)
+            if (i < m) q[int64_t(i) * n] = col[kk][i];
+        }
       }
-    } else {  // kLstsq
+    } else {  // kLstsq (C == 1)
+      T(&cl)[M] = col[0];
       if (c < n) {
-        T d = 0;  // col[c] through static indices (a runtime index would move col to local memory)
+        T d = 0;  // cl[c] through static indices (a runtime index would move col to local memory)
 #pragma unroll
         for (int i = 0; i < M; ++i)
-          if (i == c) d = col[i];
+          if (i == c) d = cl[i];
         args.rdiag[b * n + c] = d;
       } else {
         const int rhs = c - n;
         T res = 0;
 #pragma unroll
         for (int i = 0; i < M; ++i)
-          if (i >= n && i < m) res = fma(col[i], col[i], res);
+          if (i >= n && i < m) res = fma(cl[i], cl[i], res);
         args.resid[b * k + rhs] = res;
         // R x = c(0:n): column j of R sits in rows <= j of slot j.
 #pragma unroll
         for (int j = kSteps - 1; j >= 0; --j) {
           if (j < n) {
             const T* rj = vslots + j * M;
-            const T xj = col[j] / rj[j];
-            col[j] = xj;
+            const T xj = cl[j] / rj[j];
+            cl[j] = xj;
 #pragma unroll
-            for (int i = 0; i < j; ++i) col[i] = fma(-rj[i], xj, col[i]);
+            for (int i = 0; i < j; ++i) cl[i] = fma(-rj[i], xj, cl[i]);
           }
         }
         T* x = args.x + b * n * k + rhs;
 #pragma unroll
         for (int i = 0; i < M; ++i)
-          if (i < n) x[int64_t(i) * k] = col[i];
+          if (i < n) x[int64_t(i) * k] = cl[i];
       }
     }
   }
@@ -381,16 +458,20 @@ __global__ void __launch_bounds__(kQrSmallThreads, M == 64 ? tuning::kQrSmallM64
 template <typename T, int M, int U, QrOutput OUT>
 struct QrSmallTag {};  // PersistentGrid's occupancy cache key
 
-// Launch for one M (padded rows), unit width U and output kind.
+// Launch for one M (padded rows), unit width U and output kind; C columns per lane from
+// tuning.h (one for lstsq and pairs of warps).
 template <typename T, int M, int U, QrOutput OUT>
 cudaError_t QrSmallLaunch(cudaStream_t stream, const QrArgs<T>& args, int ncols) {
+  constexpr int C = (OUT == QrOutput::kLstsq || U != 32)
+                        ? 1
+                        : tuning::QrSmallColumnsPerLane(sizeof(T) == 8, M, OUT == QrOutput::kQr);
   int glog2 = 0;
-  while ((1 << glog2) < ncols) ++glog2;
+  while ((1 << glog2) * C < ncols) ++glog2;
   const int per_unit = U >> glog2;
   constexpr int kUnits = kQrSmallThreads / U;
   const int64_t blocks = CeilDiv(CeilDiv(args.batch, per_unit), kUnits);
-  auto kernel = QrSmallKernel<T, M, U, OUT>;
-  constexpr size_t kSmem = QrSmallDynamicSmem<T, M>();
+  auto kernel = QrSmallKernel<T, M, U, C, OUT>;
+  constexpr size_t kSmem = QrSmallDynamicSmem<T, M, C>();
   cudaError_t e = cudaSuccess;
   if constexpr (kSmem > 48 * 1024)
     e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem));

@@ -259,6 +259,23 @@ constexpr int kQrSmallReloadMinM = BATCHLA_QR_SMALL_RELOAD_MIN_M;
 #else
 constexpr int kQrSmallReloadMinM = 64;
 #endif
+// Columns per lane of the small QR class for M <= 32 (warp units; lstsq and M = 64 keep one):
+// a lane owning two adjacent columns shares the per-reflector overhead (the dlarfg branch, the
+// slot store, the sync, the u loads) between twice the work, and puts twice the matrices in a
+// warp. It pays where that overhead dominates and registers stay low: float32 R / geqrf for
+// M <= 16 (H100, check_qr_small, 256 MiB, kR fraction of 4.2 TB/s: n = 2 0.37 -> 0.48, 4 0.43 ->
+// 0.61, 12 0.26 -> 0.33, 16 0.37 -> 0.43; geqrf n = 16 0.35 -> 0.40). It loses for Q formation
+// (f32 qr n = 8 0.51 -> 0.40), for float64 (n = 4 0.64 -> 0.38, 16 0.45 -> 0.42) and at M = 32
+// (152 registers: 12 warps a SM instead of 20; f32 n = 32 0.24 -> 0.20, capped at 128 registers
+// it spills: 0.16). bench/NOTES.md, "two columns per lane". Benchmark override:
+// BATCHLA_QR_SMALL_CPL (1 or 2 for every M and output).
+constexpr int QrSmallColumnsPerLane(bool f64, int m_padded, bool forms_q) {
+#ifdef BATCHLA_QR_SMALL_CPL
+  return (void)f64, (void)m_padded, (void)forms_q, BATCHLA_QR_SMALL_CPL;
+#else
+  return !f64 && m_padded <= 16 && !forms_q ? 2 : 1;
+#endif
+}
 
 }  // namespace tuning
 }  // namespace batchla

@@ -14,6 +14,8 @@
 // below (each padded height M and unit width is its own kernel) with batches <= 40 (the 1M- and
 // 30011-matrix grid-stride cases become 40: a few units per block, same code).
 // Usage: check_qr_small [--no-timing | --timing-only] [--m64-only] | --time-one N f32|f64
+// Timing: kR n = 2..64, kQr n = 16..64, geqrf n = 16, 32 (both dtypes), kQr / lstsq / geqrf at
+// n = 8, 31, 63 (256 MiB inputs, median of 7).
 // (--m64-only: only the shapes that run the M = 64 kernels, e.g. for compute-sanitizer.)
 #include <cuda_runtime.h>
 
@@ -390,8 +392,12 @@ int main(int argc, char** argv) {
   }
   if (checks) { Checks<float>(); Checks<double>(); }
   if (timing) {
-    for (int n : {4, 8, 16, 32, 48, 64}) { Time<float>(n, QrOutput::kR, "r"); Time<double>(n, QrOutput::kR, "r"); }
-    for (int n : {32, 48, 64}) { Time<float>(n, QrOutput::kQr, "qr"); Time<double>(n, QrOutput::kQr, "qr"); }
+    for (int n : {2, 4, 8, 12, 16, 20, 24, 28, 32, 48, 64}) {
+      Time<float>(n, QrOutput::kR, "r");
+      Time<double>(n, QrOutput::kR, "r");
+    }
+    for (int n : {16, 24, 32, 48, 64}) { Time<float>(n, QrOutput::kQr, "qr"); Time<double>(n, QrOutput::kQr, "qr"); }
+    for (int n : {16, 32}) { Time<float>(n, QrOutput::kGeqrf, "geqrf"); Time<double>(n, QrOutput::kGeqrf, "geqrf"); }
     for (int n : {8, 31, 63}) {  // lstsq needs n + k <= 64
       Time<float>(n, QrOutput::kQr, "qr"); Time<double>(n, QrOutput::kQr, "qr");
       Time<float>(n, QrOutput::kLstsq, "lstsq"); Time<double>(n, QrOutput::kLstsq, "lstsq");
