@@ -75,41 +75,50 @@ struct Shape {
 
 // Block shapes by matrix height (H200 sweep, bench/NOTES.md "geqrf engine"): short matrices are
 // latency-bound (a barrier per column), so small blocks with narrow panels keep more of them
-// resident; tall ones are bound by the trailing update, which wants wide blocks and panels.
+// resident; tall ones are bound by the trailing update, which wants wide blocks and panels, and
+// float32 matrices of more than 256 columns wider panels still (tuning.h, kQrEngineHugeNBF32).
 using T_ = BATCHLA_QR_ENGINE_T;
 constexpr bool kF32 = sizeof(T_) == 4;
 using Short = Shape<T_, kF32 ? 64 : 128, kF32 ? 8 : 4, 2>;
-using Medium = Shape<T_, 256, 4, 5>;
-using Tall = Shape<T_, 256, kF32 ? 8 : 16>;
+using Medium = Shape<T_, 256, tuning::kQrEngineMediumNB, 5>;
+using Tall = Shape<T_, 256, kF32 ? tuning::kQrEngineTallNBF32 : 16>;
+using Huge = Shape<T_, 256, kF32 ? tuning::kQrEngineHugeNBF32 : 16>;  // f64: the same as Tall
 constexpr int kShortMaxM = 64, kMediumMaxM = 160;
+// Past the medium heights: wide matrices (their trailing updates are wide) take the huge shape.
+bool Wide(int cols) { return cols > tuning::kQrEngineHugeMinCols; }
 
 }  // namespace
 
 template <>
 bool QrEngineFusedFits<T_>(int m, int ncols) {
   if (m < 1 || ncols < 1) return false;
-  return m <= kShortMaxM ? Short::OnChip(m, ncols) : m <= kMediumMaxM ? Medium::OnChip(m, ncols)
-                                                                       : Tall::OnChip(m, ncols);
+  return m <= kShortMaxM    ? Short::OnChip(m, ncols)
+         : m <= kMediumMaxM ? Medium::OnChip(m, ncols)
+         : Wide(ncols)      ? Huge::OnChip(m, ncols)
+                            : Tall::OnChip(m, ncols);
 }
 
 template <>
 cudaError_t QrEngine<T_>(cudaStream_t stream, const QrArgs<T_>& args, QrOutput out) {
   if (args.m <= kShortMaxM) return Short::Factor(stream, args, out);
   if (args.m <= kMediumMaxM) return Medium::Factor(stream, args, out);
+  if (Wide(QrColumns(args, out))) return Huge::Factor(stream, args, out);
   return Tall::Factor(stream, args, out);
 }
 
-// orgqr / ormqr run where the fused kernels do not (large sizes), with the tall shape.
+// orgqr / ormqr run where the fused kernels do not (large sizes), with the tall or huge shape.
 template <>
 cudaError_t QrEngineOrgqr<T_>(cudaStream_t stream, const T_* a, const T_* taus, T_* q,
                               int64_t batch, int m, int n, int k) {
-  return Tall::Orgqr(stream, a, taus, q, batch, m, n, k);
+  return Wide(n) ? Huge::Orgqr(stream, a, taus, q, batch, m, n, k)
+                 : Tall::Orgqr(stream, a, taus, q, batch, m, n, k);
 }
 
 template <>
 cudaError_t QrEngineOrmqr<T_>(cudaStream_t stream, const T_* a, const T_* taus, const T_* c, T_* x,
                               int64_t batch, int m, int n, int k, int p, bool trans) {
-  return Tall::Ormqr(stream, a, taus, c, x, batch, m, n, k, p, trans);
+  return Wide(n) ? Huge::Ormqr(stream, a, taus, c, x, batch, m, n, k, p, trans)
+                 : Tall::Ormqr(stream, a, taus, c, x, batch, m, n, k, p, trans);
 }
 
 }  // namespace detail

@@ -11,7 +11,7 @@
 // UNIT of U lanes that share reflector slots and synchronise once per step: U = 32 (a warp,
 // __syncwarp, 32 / G matrices) for ncols <= 32; U = 64 (a pair of warps, named barrier, G = 64,
 // one matrix) for ncols in 33..64. Lane c of a group holds column c (of a, or of b for c >= n in
-// lstsq) in registers, rows padded with zeros to the compile-time M in {4, 8, 16, 32, 64}
+// lstsq) in registers, rows padded with zeros to the compile-time M in {4, 8, 16, 24, 32, 64}
 // (M >= m; M = 64 whenever U = 64), so every
 // row index is static (no local memory) and the padding rows need no predicates: they stay 0.
 // Step j (unrolled, rows i < j skipped at compile time): lane j builds its reflector (LAPACK
@@ -531,6 +531,7 @@ cudaError_t QrSmall(cudaStream_t stream, const QrArgs<T>& args, QrOutput out) {
   if (m <= 4) return QrSmallForM<T, 4, 32>(stream, args, out, ncols);
   if (m <= 8) return QrSmallForM<T, 8, 32>(stream, args, out, ncols);
   if (m <= 16) return QrSmallForM<T, 16, 32>(stream, args, out, ncols);
+  if (m <= 24) return QrSmallForM<T, 24, 32>(stream, args, out, ncols);
   if (m <= 32) return QrSmallForM<T, 32, 32>(stream, args, out, ncols);
   return QrSmallForM<T, 64, 32>(stream, args, out, ncols);
 }

@@ -295,12 +295,14 @@ static void Time(const char* what, int n) {
 // (5 x 3, 16 x 16) and in a pair of warps (33 x 33); engine: short-shape lstsq (64 x 64, p = 3:
 // ncols 67 > 64), medium shape on chip (100 x 37, 128 x 40), tall shape on chip (170 x 20) and in
 // global memory (4096 x 15: 240 / 480 KB, over the 227 KB of shared memory, so geqrf and orgqr work
-// in place; m = kQrMaxM), ormqr in global memory (4096 x 15, p = 16); orgqr / ormqr with k < n.
+// in place; m = kQrMaxM), the f32 huge shape (260 x 257: more than 256 columns, in global memory),
+// ormqr in global memory (4096 x 15, p = 16); orgqr / ormqr with k < n.
 // The full list's 512 x 512 and 4096 x 64 run the same global-memory kernels for much longer.
 template <typename T>
 static void All() {
   const std::vector<std::array<int, 2>> shapes = SanitizeMode()
-      ? std::vector<std::array<int, 2>>{{1, 1}, {5, 3}, {16, 16}, {33, 33}, {100, 37}, {170, 20}, {4096, 15}}
+      ? std::vector<std::array<int, 2>>{{1, 1}, {5, 3}, {16, 16}, {33, 33}, {100, 37}, {170, 20}, {4096, 15},
+                                        {260, 257}}
       : std::vector<std::array<int, 2>>{{1, 1}, {2, 2}, {5, 3}, {16, 16}, {32, 32}, {33, 33}, {40, 20},
                                         {64, 64}, {100, 37}, {128, 128}, {129, 17}, {200, 200}, {256, 256},
                                         {300, 299}, {512, 512}, {1024, 32}, {4096, 64}};
