@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Device calls for issue 5 (the QR family). Usage: bench/qr_lib_device_run.sh build|bench
-#   build: pip build of the library (sm_90), the GPU QR / lstsq tests, the small-class kernel
-#          check (tests/cuda/check_qr_small.cu) and its compute-sanitizer memcheck / racecheck run.
+#   build: pip build of the library (sm_90), the GPU QR / lstsq tests, the kernel checks
+#          (tests/cuda/check_qr_small.cu, check_qr.cu) and their compute-sanitizer memcheck /
+#          racecheck runs (sanitize mode).
 #   bench: qr_r, qr, lstsq for BENCH_N (both dtypes) against jnp and torch in one run.
 # Results and logs go to $OUT (the device tool brings them back).
 set -uo pipefail
@@ -12,8 +13,12 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 case "${1:-}" in
   build)
     step "build"
-    (nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I. -o /tmp/check_qr_small \
-      tests/cuda/check_qr_small.cu cuda/qr_small_*.cu > "$OUT/check_build.log" 2>&1) &
+    (mkdir -p /tmp/qrobj && ls cuda/qr*.cu tests/cuda/check_qr.cu tests/cuda/check_qr_small.cu |
+       xargs -P 8 -I{} sh -c 'nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I. -c {} \
+         -o /tmp/qrobj/$(basename {} .cu).o' &&
+     nvcc -arch=sm_90 -o /tmp/check_qr_small /tmp/qrobj/check_qr_small.o /tmp/qrobj/qr_small_*.o &&
+     nvcc -arch=sm_90 -o /tmp/check_qr /tmp/qrobj/check_qr.o /tmp/qrobj/qr*.o) \
+      > "$OUT/check_build.log" 2>&1 &
     JAX_BATCHLA_CUDA_ARCHS=90 python3 -m pip install --no-build-isolation --no-deps -q -e . \
       > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     wait
@@ -24,11 +29,16 @@ case "${1:-}" in
     step "check_qr_small (checks and timing)"
     timeout 200 /tmp/check_qr_small > "$OUT/check_qr_small.txt" 2>&1; echo "rc=$?"
     grep -E "FAIL|PASSED|FAILED|time .* r  " "$OUT/check_qr_small.txt" | head -40
+    step "check_qr (engine and dispatch: checks, timing)"
+    timeout 300 /tmp/check_qr > "$OUT/check_qr.txt" 2>&1; echo "rc=$?"
+    grep -E "FAIL|PASS|time qr_r|time geqrf" "$OUT/check_qr.txt" | head -30
     step "compute-sanitizer (sanitize mode: every shape, small batches)"
-    for tool in memcheck racecheck; do
-      BATCHLA_CHECK_SANITIZE=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 \
-        /tmp/check_qr_small --no-timing > "$OUT/sanitize_$tool.txt" 2>&1
-      echo "$tool rc=$?"; tail -2 "$OUT/sanitize_$tool.txt"
+    for prog in check_qr_small check_qr; do
+      for tool in memcheck racecheck; do
+        BATCHLA_CHECK_SANITIZE=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
+          /tmp/$prog --no-timing > "$OUT/sanitize_${prog}_$tool.txt" 2>&1
+        echo "$prog $tool rc=$?"; tail -2 "$OUT/sanitize_${prog}_$tool.txt"
+      done
     done
     ;;
   bench)
