@@ -76,13 +76,13 @@ struct Shape {
 // Block shapes by matrix height (H200 sweep, bench/NOTES.md "geqrf engine"): short matrices are
 // latency-bound (a barrier per column), so small blocks with narrow panels keep more of them
 // resident; tall ones are bound by the trailing update, which wants wide blocks and panels, and
-// float32 matrices of more than 256 columns wider panels still (tuning.h, kQrEngineHugeNBF32).
+// matrices of more than 256 columns wider panels still (tuning.h, kQrEngineHugeNB).
 using T_ = BATCHLA_QR_ENGINE_T;
 constexpr bool kF32 = sizeof(T_) == 4;
 using Short = Shape<T_, kF32 ? 64 : 128, kF32 ? 8 : 4, 2>;
 using Medium = Shape<T_, 256, tuning::kQrEngineMediumNB, 5>;
-using Tall = Shape<T_, 256, kF32 ? tuning::kQrEngineTallNBF32 : 16>;
-using Huge = Shape<T_, 256, kF32 ? tuning::kQrEngineHugeNBF32 : 16>;  // f64: the same as Tall
+using Tall = Shape<T_, 256, kF32 ? tuning::kQrEngineTallNBF32 : tuning::kQrEngineTallNBF64>;
+using Huge = Shape<T_, 256, tuning::kQrEngineHugeNB>;
 constexpr int kShortMaxM = 64, kMediumMaxM = 160;
 // Past the medium heights: wide matrices (their trailing updates are wide) take the huge shape.
 bool Wide(int cols) { return cols > tuning::kQrEngineHugeMinCols; }

@@ -263,9 +263,11 @@ constexpr int kQrSmallReloadMinM = 64;
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,
 // bench/NOTES.md "engine panel widths"): medium (m <= 160) NB 4 / 8 / 16: qr_r f32 n = 128 172 /
 // 135 / 62, n = 96 192 / 121 / 55 (f64 alike); tall f32 geqrf NB 8 / 16 / 32: n = 256 64.5 /
-// 60.3 / 55.6, n = 512 22.0 / 33.1 / 39.1; so f32 matrices of more than kQrEngineHugeMinCols
-// columns (m >= n > 256: the trailing update is wide) take the "huge" shape with 32. Benchmark overrides: BATCHLA_QR_MEDIUM_NB (both dtypes), BATCHLA_QR_TALL_NB_F32,
-// BATCHLA_QR_HUGE_NB_F32.
+// 60.3 / 55.6, n = 512 22.0 / 33.1 / 39.1; tall f64 geqrf NB 8 / 16 / 32: n = 192 74.6 / 88.6 /
+// 65.9, n = 256 54.7 / 85.5 / 59.3, n = 512 16.4 / 31.6 / 40.1. So matrices of more than
+// kQrEngineHugeMinCols columns (m >= n > 256: the trailing update is wide) take the "huge" shape
+// with 32, both dtypes. Benchmark overrides: BATCHLA_QR_MEDIUM_NB, BATCHLA_QR_TALL_NB_F32,
+// BATCHLA_QR_TALL_NB_F64, BATCHLA_QR_HUGE_NB.
 #ifdef BATCHLA_QR_MEDIUM_NB
 constexpr int kQrEngineMediumNB = BATCHLA_QR_MEDIUM_NB;
 #else
@@ -276,10 +278,15 @@ constexpr int kQrEngineTallNBF32 = BATCHLA_QR_TALL_NB_F32;
 #else
 constexpr int kQrEngineTallNBF32 = 8;
 #endif
-#ifdef BATCHLA_QR_HUGE_NB_F32
-constexpr int kQrEngineHugeNBF32 = BATCHLA_QR_HUGE_NB_F32;
+#ifdef BATCHLA_QR_TALL_NB_F64
+constexpr int kQrEngineTallNBF64 = BATCHLA_QR_TALL_NB_F64;
 #else
-constexpr int kQrEngineHugeNBF32 = 32;
+constexpr int kQrEngineTallNBF64 = 16;
+#endif
+#ifdef BATCHLA_QR_HUGE_NB
+constexpr int kQrEngineHugeNB = BATCHLA_QR_HUGE_NB;
+#else
+constexpr int kQrEngineHugeNB = 32;
 #endif
 constexpr int kQrEngineHugeMinCols = 256;
 // Columns per lane of the small QR class for M <= 32 (warp units; lstsq and M = 64 keep one):
