@@ -81,8 +81,8 @@ struct QrSmallScalar<double> {
 };
 
 // Reflector slots per matrix: all n for kQr / kLstsq (read again after the factorization), else
-// a ring of 2. Per unit at most C * U * M values (slots * matrices <= C * U since n <= C * G,
-// and 2 * U / G <= C * U for the ring).
+// a ring of min(n, 2). Per unit at most C * U * M values: U / G matrices of at most n <= C * G
+// slots each.
 template <QrOutput OUT>
 __host__ __device__ constexpr bool QrSmallKeepsAll() { return OUT == QrOutput::kQr || OUT == QrOutput::kLstsq; }
 
