@@ -20,7 +20,8 @@ from jax import lax
 from jax.custom_batching import custom_vmap
 
 from . import _api
-from ._ops.qr import lstsq_p, qr_p
+from ._ops.lstsq import lstsq_p
+from ._ops.qr import qr_p
 from ._ops.triangular import trsm
 
 _HIGHEST = lax.Precision.HIGHEST  # jnp's lstsq uses it too; no TF32 (DESIGN.md)

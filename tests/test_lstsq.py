@@ -8,12 +8,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import DTYPES, THRESHOLD, eps, norm1
+from conftest import DTYPES, THRESHOLD, eps, gpu_devices, norm1
 from jax.test_util import check_grads
 
 from jax_batchla._lstsq import lstsq
+from jax_batchla._ops import lstsq as lstsq_ops
 
-SHAPES = [(5, 5, 1), (8, 3, 2), (64, 16, 1), (300, 17, 3), (1024, 32, 1)]  # (m, n, k)
+# (m, n, k); (600, 100, 2): a batch of 2 takes the blocked form on CUDA (_ops/lstsq.py)
+SHAPES = [(5, 5, 1), (8, 3, 2), (64, 16, 1), (300, 17, 3), (1024, 32, 1), (600, 100, 2)]
 
 
 def tall(rng, shape, m, n, dtype, cond=100.0):
@@ -239,6 +241,50 @@ def test_nonfinite_matrix_does_not_touch_neighbours(device, dtype):
     tol = 1e3 * 30 * eps(dtype)
     np.testing.assert_allclose(x_fb, x_ref, rtol=tol, atol=tol)  # NaN where jnp has NaN
     np.testing.assert_allclose(x_fb[[0, 2]], x_clean[[0, 2]], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_blocked_form(device, dtype):
+    """The blocked form (few large matrices on CUDA; called directly here, so on every device):
+    a last panel of 6 columns, a zero column (tau = 0, R(j, j) = 0), NaN in one matrix, and the
+    other matrices bit-identical to a batch without the bad ones."""
+    rng = np.random.default_rng(22)
+    m, n, k = 150, 70, 2
+    a = tall(rng, (3,), m, n, dtype)
+    b = rng.standard_normal((3, m, k)).astype(dtype)
+    x_clean = np.asarray(jax.jit(lstsq_ops.blocked)(a, b)[0])
+    bad = a.copy()
+    bad[1, :, 40] = 0.0
+    bad[2, 7, 9] = np.nan
+    x, rdiag, resid = (np.asarray(v) for v in jax.jit(lstsq_ops.blocked)(bad, b))
+    assert x.shape == (3, n, k) and rdiag.shape == (3, n) and resid.shape == (3, k)
+    np.testing.assert_array_equal(x[0], x_clean[0])
+    assert normal_equations_residual(a[:1], x[:1], b[:1], dtype) <= THRESHOLD
+    a64, b64 = a[0].astype(np.float64), b[0].astype(np.float64)
+    np.testing.assert_allclose(np.abs(rdiag[0]), np.abs(np.diagonal(np.linalg.qr(a64)[1])),
+                               rtol=30 * m * eps(dtype))
+    x_ref = np.linalg.lstsq(a64, b64, rcond=None)[0]
+    np.testing.assert_allclose(resid[0], np.sum((b64 - a64 @ x_ref) ** 2, axis=0),
+                               rtol=30 * m * eps(dtype), atol=30 * m * eps(dtype) * np.sum(b64 ** 2))
+    assert rdiag[1, 40] == 0 and not np.all(np.isfinite(x[1]))
+    assert not np.any(np.isfinite(x[2]))
+    # through the public function the zero column goes to jnp's SVD, as on the fused path
+    np.testing.assert_allclose(np.asarray(lstsq(bad[1], b[1])[0]), np.asarray(jnp_lstsq(bad[1], b[1])[0]),
+                               rtol=1e3 * 30 * eps(dtype), atol=1e3 * 30 * eps(dtype))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_devices(), reason="no GPU")
+def test_few_large_matrices_lower_to_the_blocked_form():
+    def hlo(batch, m, n):
+        shapes = (jax.ShapeDtypeStruct((batch, m, n), np.float32),
+                  jax.ShapeDtypeStruct((batch, m, 1), np.float32))
+        with jax.default_device(gpu_devices()[0]):
+            return jax.jit(lstsq_ops.lstsq).lower(*shapes).as_text()
+
+    few = hlo(4, 512, 128)  # 4 matrices: the blocked form, one geqrf per 32-column panel
+    assert "batchla_lstsq" not in few and few.count("@batchla_geqrf(") == 4, few
+    assert "batchla_lstsq" in hlo(1024, 256, 64)  # a full GPU of matrices: the fused kernel
 
 
 def test_other_dtypes_follow_jnp():

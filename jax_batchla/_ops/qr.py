@@ -1,5 +1,5 @@
-"""The QR family (m >= n): geqrf (Householder factor), orgqr (form Q), ormqr (apply Q), the fused
-on-chip qr / qr_r, and lstsq (least squares by QR). Wide matrices never get here: the public layer
+"""The QR family (m >= n): geqrf (Householder factor), orgqr (form Q), ormqr (apply Q) and the
+fused on-chip qr / qr_r (least squares: lstsq.py). Wide matrices never get here: the public layer
 sends them to jax."""
 
 from __future__ import annotations
@@ -261,39 +261,3 @@ def _qr_complete_jvp(primals, tangents):
     dq2 = dq1 @ z_t - (q1 + q2 @ _mT(z_t)) @ _mT(dq1[..., n:, :] - _mT(z_t) @ dq1[..., :n, :])
     dr = jnp.concatenate([dr, jnp.zeros(dr.shape[:-2] + (m - n, n), dr.dtype)], axis=-2)
     return (q, r), (jnp.concatenate([dq1, dq2], axis=-1), dr)
-
-
-# ---- lstsq: fused least squares by QR --------------------------------------------------------
-def _lstsq_shape(a, b):
-    m, n = _tall("batchla_lstsq", "a", a)
-    if b.shape[-2] != m:
-        raise ValueError(f"batchla_lstsq: b must have {m} rows to match a, got shape {b.shape}")
-    batch, k = a.shape[:-2], b.shape[-1]
-    return (ShapedArray(batch + (n, k), a.dtype), ShapedArray(batch + (n,), a.dtype),
-            ShapedArray(batch + (k,), a.dtype))
-
-
-def _lstsq_composed(a, b):
-    """geqrf, Q^T b, back substitution; each primitive picks our kernel or jax's by size."""
-    n = a.shape[-1]
-    h, taus = geqrf(a)
-    c = ormqr(h, taus, b, trans=True)
-    x = trsm(h[..., :n, :], c[..., :n, :], lower=False)
-    rdiag = jnp.diagonal(h, axis1=-2, axis2=-1)
-    return x, rdiag, jnp.sum(c[..., n:, :] ** 2, axis=-2)
-
-
-lstsq_p = make_primitive(OpSpec(
-    name="batchla_lstsq", operands=("a", "b"), shape_rule=_lstsq_shape,
-    reference=_reference.lstsq, multiple_results=True,
-    # the fused kernel keeps a's and b's columns on chip: ncols = n + k
-    cuda_lowering=_cuda_lowering("batchla_lstsq", _ffi.qr_fused_fits, _lstsq_composed,
-                                 ncols=lambda a, b: a.shape[-1] + b.shape[-1])))
-
-
-def lstsq(a, b):
-    """(x, rdiag, resid) for a (..., m, n), m >= n, b (..., m, k): with c = Q^T b,
-    x (..., n, k) = R^-1 c[:n], rdiag (..., n) = R's diagonal (for the caller's rank test),
-    resid (..., k) = sum of c[n:]^2 per column (= ||b - a x||^2 in exact arithmetic). A zero
-    R(j, j) gives inf/NaN in that matrix's x only. No JVP here: the public lstsq defines it."""
-    return lstsq_p.bind(a, b)

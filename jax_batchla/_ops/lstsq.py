@@ -1,0 +1,120 @@
+"""lstsq: least squares by Householder QR (m >= n), one primitive with three CUDA lowerings:
+
+- the fused kernel (cuda/qr*.cuh) where [A | b] fits on chip, one thread block per matrix;
+- geqrf + ormqr + trsm where it does not (each picks our kernel or jax's by size);
+- for a batch of fewer matrices than SMs, a right-looking blocked Householder QR whose panels run
+  on our geqrf kernel and whose trailing updates are XLA matrix products over the whole batch.
+
+The one-block-per-matrix kernels leave SMs idle when the batch is small: 8 matrices of 4096 x 512
+ran on 8 of 132 SMs (bench/NOTES.md, "Blocked least squares"). The blocked form keeps only the
+panel factorization (NB columns at a time) at one block per matrix; the update of everything right
+of the panel, b's columns included (so Q^T b comes out of the same loop), is three GEMMs:
+
+    C <- Q_J^T C = C - V T^T (V^T C),   Q_J = H_J ... H_{J+NB-1} = I - V T V^T
+
+with T from the UT transform (Joffrain, Low, Quintana-Orti, van de Geijn 2006):
+T = (D^-1 + striu(V^T V))^-1 = (I + D striu(V^T V))^-1 D, D = diag(tau). Written this way the
+matrix to invert is unit upper triangular, so tau = 0 (H = I, a zero column) needs no special case.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+from jax import lax
+from jax.core import ShapedArray
+
+from .. import _ffi, _reference
+from .cholesky import _mT
+from .primitive import OpSpec, conditional_cuda_lowering, make_primitive
+from .qr import _tall, geqrf, ormqr
+from .triangular import trsm
+
+PANEL = 32  # columns per panel of the blocked form: the geqrf kernel's reflector block
+_HIGHEST = lax.Precision.HIGHEST  # no TF32 (DESIGN.md)
+
+
+def _lstsq_shape(a, b):
+    m, n = _tall("batchla_lstsq", "a", a)
+    if b.shape[-2] != m:
+        raise ValueError(f"batchla_lstsq: b must have {m} rows to match a, got shape {b.shape}")
+    batch, k = a.shape[:-2], b.shape[-1]
+    return (ShapedArray(batch + (n, k), a.dtype), ShapedArray(batch + (n,), a.dtype),
+            ShapedArray(batch + (k,), a.dtype))
+
+
+def blocked_wins(batch: int, m: int, n: int) -> bool:
+    """True where the blocked form beats the one-block-per-matrix kernels (bench/NOTES.md,
+    "Blocked least squares"): fewer matrices than SMs, large enough for the panels, not the
+    launches, to dominate."""
+    return n >= 2 * PANEL and m >= 4 * PANEL and batch < _ffi.sm_count()
+
+
+def _composed(a, b):
+    """geqrf, Q^T b, back substitution; each primitive picks our kernel or jax's by size."""
+    n = a.shape[-1]
+    h, taus = geqrf(a)
+    c = ormqr(h, taus, b, trans=True)
+    x = trsm(h[..., :n, :], c[..., :n, :], lower=False)
+    rdiag = jnp.diagonal(h, axis1=-2, axis2=-1)
+    return x, rdiag, jnp.sum(c[..., n:, :] ** 2, axis=-2)
+
+
+def _wy_factor(v, taus):
+    """T (..., w, w) upper triangular with H_0 ... H_{w-1} = I - V T V^T (v: ..., rows, w)."""
+    w = v.shape[-1]
+    gram = jnp.matmul(_mT(v), v, precision=_HIGHEST)
+    unit = jnp.eye(w, dtype=v.dtype) + taus[..., :, None] * jnp.triu(gram, 1)
+    return trsm(unit, taus[..., :, None] * jnp.eye(w, dtype=v.dtype), lower=False, unit_diag=True)
+
+
+def blocked(a, b, panel: int = PANEL):
+    """(x, rdiag, resid) as `lstsq`, by the blocked form (module docstring)."""
+    m, n = a.shape[-2:]
+    batch = a.shape[:-2]
+    c = jnp.concatenate([a, b], axis=-1)  # the rows and columns of [A | b] not yet reduced
+    r_rows, rdiag = [], []
+    for j in range(0, n, panel):
+        w = min(panel, n - j)
+        h, taus = geqrf(c[..., :w])  # (m - j) x w: R's block on top, reflectors below
+        v = jnp.tril(h, -1) + jnp.eye(m - j, w, dtype=a.dtype)
+        rest = c[..., w:]
+        prod = jnp.matmul(_mT(v), rest, precision=_HIGHEST)
+        prod = jnp.matmul(_mT(_wy_factor(v, taus)), prod, precision=_HIGHEST)
+        rest = rest - jnp.matmul(v, prod, precision=_HIGHEST)
+        # rows j .. j + w of [R | Q^T b]: zeros left of the panel, R's block, the updated rest
+        left = jnp.zeros(batch + (w, j), a.dtype)
+        r_rows.append(jnp.concatenate([left, jnp.triu(h[..., :w, :]), rest[..., :w, :]], axis=-1))
+        rdiag.append(jnp.diagonal(h, axis1=-2, axis2=-1))
+        c = rest[..., w:, :]
+    r_and_c = jnp.concatenate(r_rows, axis=-2)  # (n, n + k)
+    x = trsm(r_and_c[..., :n], r_and_c[..., n:], lower=False)
+    return x, jnp.concatenate(rdiag, axis=-1), jnp.sum(c * c, axis=-2)
+
+
+def _use_blocked(a):
+    return blocked_wins(math.prod(a.shape[:-2]), *a.shape[-2:])
+
+
+def _fused_fits(a, b):
+    return (_ffi.has_cuda_target("batchla_lstsq") and not _use_blocked(a)
+            and _ffi.qr_fused_fits(a.dtype, a.shape[-2], a.shape[-1] + b.shape[-1]))
+
+
+def _unfused(a, b):
+    return blocked(a, b) if _use_blocked(a) else _composed(a, b)
+
+
+lstsq_p = make_primitive(OpSpec(
+    name="batchla_lstsq", operands=("a", "b"), shape_rule=_lstsq_shape,
+    reference=_reference.lstsq, multiple_results=True,
+    cuda_lowering=conditional_cuda_lowering("batchla_lstsq", _fused_fits, _unfused)))
+
+
+def lstsq(a, b):
+    """(x, rdiag, resid) for a (..., m, n), m >= n, b (..., m, k): with c = Q^T b,
+    x (..., n, k) = R^-1 c[:n], rdiag (..., n) = R's diagonal (for the caller's rank test),
+    resid (..., k) = sum of c[n:]^2 per column (= ||b - a x||^2 in exact arithmetic). A zero
+    R(j, j) gives inf/NaN in that matrix's x only. No JVP here: the public lstsq defines it."""
+    return lstsq_p.bind(a, b)
