@@ -20,11 +20,12 @@ from jax_batchla._ops import lstsq as lstsq_ops
 
 
 def compiled(a, b, blocked: bool):
-    """lstsq_p compiled with the blocked form forced on or off (the choice is made when lowering)."""
+    """lstsq_p compiled with the blocked form forced on or off (the choice is made when lowering;
+    a fresh function per call, so that jax's caches do not hand back an earlier lowering)."""
     saved = lstsq_ops.blocked_wins
     lstsq_ops.blocked_wins = lambda *args: blocked
     try:
-        return jax.jit(lstsq_ops.lstsq).lower(a, b).compile()
+        return jax.jit(lambda a, b: lstsq_ops.lstsq(a, b)).lower(a, b).compile()
     finally:
         lstsq_ops.blocked_wins = saved
 
