@@ -244,19 +244,22 @@ def test_nonfinite_matrix_does_not_touch_neighbours(device, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_blocked_form(device, dtype):
-    """The blocked form (few large matrices on CUDA; called directly here, so on every device):
-    a last panel of 6 columns, a zero column (tau = 0, R(j, j) = 0), NaN in one matrix, and the
-    other matrices bit-identical to a batch without the bad ones."""
+@pytest.mark.parametrize("rows_per_block", [512, 64])
+def test_blocked_form(device, dtype, rows_per_block):
+    """The blocked form (few large matrices on CUDA; called directly here, so on every device),
+    with one block of rows or a tree of three (150 rows padded to 192): a last panel of 6 columns,
+    a zero column (tau = 0, R(j, j) = 0), NaN in one matrix, and the other matrices bit-identical
+    to a batch without the bad ones."""
+    blocked = jax.jit(lambda a, b: lstsq_ops.blocked(a, b, rows_per_block=rows_per_block))
     rng = np.random.default_rng(22)
     m, n, k = 150, 70, 2
     a = tall(rng, (3,), m, n, dtype)
     b = rng.standard_normal((3, m, k)).astype(dtype)
-    x_clean = np.asarray(jax.jit(lstsq_ops.blocked)(a, b)[0])
+    x_clean = np.asarray(blocked(a, b)[0])
     bad = a.copy()
     bad[1, :, 40] = 0.0
     bad[2, 7, 9] = np.nan
-    x, rdiag, resid = (np.asarray(v) for v in jax.jit(lstsq_ops.blocked)(bad, b))
+    x, rdiag, resid = (np.asarray(v) for v in blocked(bad, b))
     assert x.shape == (3, n, k) and rdiag.shape == (3, n) and resid.shape == (3, k)
     np.testing.assert_array_equal(x[0], x_clean[0])
     assert normal_equations_residual(a[:1], x[:1], b[:1], dtype) <= THRESHOLD

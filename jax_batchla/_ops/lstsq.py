@@ -32,6 +32,7 @@ from .qr import _tall, geqrf, ormqr
 from .triangular import trsm
 
 PANEL = 32  # columns per panel of the blocked form: the geqrf kernel's reflector block
+ROWS_PER_BLOCK = 512  # rows of one leaf of a panel's tree: geqrf keeps 512 x 32 on chip (f64 too)
 _HIGHEST = lax.Precision.HIGHEST  # no TF32 (DESIGN.md)
 
 
@@ -69,26 +70,62 @@ def _wy_factor(v, taus):
     return trsm(unit, taus[..., :, None] * jnp.eye(w, dtype=v.dtype), lower=False, unit_diag=True)
 
 
-def blocked(a, b, panel: int = PANEL):
+def _apply_qt(h, taus, c):
+    """Q^T c for the reflectors of geqrf's h (..., rows, w) and taus (..., w): three GEMMs."""
+    v = jnp.tril(h, -1) + jnp.eye(h.shape[-2], h.shape[-1], dtype=h.dtype)
+    prod = jnp.matmul(_mT(v), c, precision=_HIGHEST)
+    prod = jnp.matmul(_mT(_wy_factor(v, taus)), prod, precision=_HIGHEST)
+    return c - jnp.matmul(v, prod, precision=_HIGHEST)
+
+
+def _panel(p, rest, rows_per_block):
+    """One panel step on the active rows: (r_block (..., w, w), rest_top (..., w, cols), rest)
+    where [r_block rest_top] are the panel's rows of [R | Q^T b] and `rest` the columns right of the
+    panel after Q^T, with the rows r_block came from zeroed (zero rows change no least-squares
+    solution, and the next panels' reflectors leave a zero row zero unless it is a pivot row).
+
+    The active rows (a multiple of rows_per_block) are factored as a tree (TSQR): geqrf of each
+    block of rows_per_block rows, batched over the blocks, then geqrf of the blocks' stacked R
+    factors. A single block's panel is one on-chip geqrf; one matrix's 4096 x 32 panel took 4.1
+    ms as one block and ~0.15 ms as eight (bench/NOTES.md, "Blocked least squares")."""
+    *batch, rows, w = p.shape
+    nblk = rows // rows_per_block
+    blocks = lambda x: x.reshape(*batch, nblk, rows_per_block, x.shape[-1])  # noqa: E731
+    h, taus = geqrf(blocks(p))
+    rest = _apply_qt(h, taus, blocks(rest))
+    if nblk == 1:
+        top = rest[..., 0, :w, :]
+        rest = rest.at[..., 0, :w, :].set(0)
+        return jnp.triu(h[..., 0, :w, :]), top, rest.reshape(*batch, rows, -1)
+    stack = lambda x: x[..., :w, :].reshape(*batch, nblk * w, x.shape[-1])  # noqa: E731
+    h2, taus2 = geqrf(stack(jnp.triu(h[..., :w, :])))  # the blocks' R factors, stacked
+    tops = _apply_qt(h2, taus2, stack(rest))  # rows of the stacked tops, block by block
+    top = tops[..., :w, :]
+    tops = tops.at[..., :w, :].set(0).reshape(*batch, nblk, w, -1)
+    rest = rest.at[..., :w, :].set(tops)
+    return jnp.triu(h2[..., :w, :]), top, rest.reshape(*batch, rows, -1)
+
+
+def blocked(a, b, panel: int = PANEL, rows_per_block: int = ROWS_PER_BLOCK):
     """(x, rdiag, resid) as `lstsq`, by the blocked form (module docstring)."""
     m, n = a.shape[-2:]
     batch = a.shape[:-2]
-    c = jnp.concatenate([a, b], axis=-1)  # the rows and columns of [A | b] not yet reduced
+    c = jnp.concatenate([a, b], axis=-1)  # [A | b]; rows of R are zeroed as they are produced
+    if not panel <= rows_per_block:
+        raise ValueError(f"lstsq blocked form: rows_per_block {rows_per_block} < panel {panel}")
+    if m > rows_per_block:  # whole blocks of rows for the panels' tree; zero rows are inert
+        rows = -(-m // rows_per_block) * rows_per_block
+        c = jnp.pad(c, [(0, 0)] * len(batch) + [(0, rows - m), (0, 0)])
+    else:
+        rows_per_block = m
     r_rows, rdiag = [], []
     for j in range(0, n, panel):
         w = min(panel, n - j)
-        h, taus = geqrf(c[..., :w])  # (m - j) x w: R's block on top, reflectors below
-        v = jnp.tril(h, -1) + jnp.eye(m - j, w, dtype=a.dtype)
-        rest = c[..., w:]
-        prod = jnp.matmul(_mT(v), rest, precision=_HIGHEST)
-        prod = jnp.matmul(_mT(_wy_factor(v, taus)), prod, precision=_HIGHEST)
-        rest = rest - jnp.matmul(v, prod, precision=_HIGHEST)
-        # rows j .. j + w of [R | Q^T b]: zeros left of the panel, R's block, the updated rest
+        r_block, top, c = _panel(c[..., :w], c[..., w:], rows_per_block)
         left = jnp.zeros(batch + (w, j), a.dtype)
-        r_rows.append(jnp.concatenate([left, jnp.triu(h[..., :w, :]), rest[..., :w, :]], axis=-1))
-        rdiag.append(jnp.diagonal(h, axis1=-2, axis2=-1))
-        c = rest[..., w:, :]
-    r_and_c = jnp.concatenate(r_rows, axis=-2)  # (n, n + k)
+        r_rows.append(jnp.concatenate([left, r_block, top], axis=-1))
+        rdiag.append(jnp.diagonal(r_block, axis1=-2, axis2=-1))
+    r_and_c = jnp.concatenate(r_rows, axis=-2)  # (n, n + k): [R | (Q^T b)[:n]]
     x = trsm(r_and_c[..., :n], r_and_c[..., n:], lower=False)
     return x, jnp.concatenate(rdiag, axis=-1), jnp.sum(c * c, axis=-2)
 
@@ -114,7 +151,8 @@ lstsq_p = make_primitive(OpSpec(
 
 def lstsq(a, b):
     """(x, rdiag, resid) for a (..., m, n), m >= n, b (..., m, k): with c = Q^T b,
-    x (..., n, k) = R^-1 c[:n], rdiag (..., n) = R's diagonal (for the caller's rank test),
+    x (..., n, k) = R^-1 c[:n], rdiag (..., n) = R's diagonal (for the caller's rank test; its
+    signs are LAPACK's on the kernels, the tree's on the blocked form: use |rdiag|),
     resid (..., k) = sum of c[n:]^2 per column (= ||b - a x||^2 in exact arithmetic). A zero
     R(j, j) gives inf/NaN in that matrix's x only. No JVP here: the public lstsq defines it."""
     return lstsq_p.bind(a, b)
