@@ -620,13 +620,4 @@ NB_MODULE(_cuda, m) {
   DefByDtype(m, "il_posv_fused", batchla::IlPosvFused<float>, batchla::IlPosvFused<double>, "n");
   DefByDtype(m, "qr_supported", QrSupportedAnySize<float>, QrSupportedAnySize<double>, "m", "n");
   DefByDtype(m, "qr_fused_fits", QrFusedFitsAnySize<float>, QrFusedFitsAnySize<double>, "m", "ncols");
-  // Streaming multiprocessors of the current device (0 when none answers): the lstsq lowering
-  // compares the batch with it (one block per matrix leaves SMs idle below it).
-  m.def("sm_count", []() {
-    int dev = 0, v = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-      return 0;
-    return v;
-  });
 }

@@ -92,12 +92,6 @@ def qr_fused_fits(dtype, m: int, ncols: int) -> bool:
     return bool(_cuda.qr_fused_fits(jax.numpy.dtype(dtype).name, int(m), int(ncols)))
 
 
-def sm_count() -> int:
-    """Streaming multiprocessors of the current CUDA device; 132 (H100 / H200) when unknown."""
-    v = int(_cuda.sm_count()) if _cuda is not None and hasattr(_cuda, "sm_count") else 0
-    return v if v > 0 else 132
-
-
 IL_FALLBACK_CHUNK = 32  # one warp of matrices: the smallest chunk the interleaved layout allows
 
 

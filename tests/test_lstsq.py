@@ -14,8 +14,8 @@ from jax.test_util import check_grads
 from jax_batchla._lstsq import lstsq
 from jax_batchla._ops import lstsq as lstsq_ops
 
-# (m, n, k); (600, 100, 2): a batch of 2 takes the blocked form on CUDA (_ops/lstsq.py)
-SHAPES = [(5, 5, 1), (8, 3, 2), (64, 16, 1), (300, 17, 3), (1024, 32, 1), (600, 100, 2)]
+# (m, n, k); (600, 128, 2) takes the blocked form on CUDA (_ops/lstsq.py blocked_wins)
+SHAPES = [(5, 5, 1), (8, 3, 2), (64, 16, 1), (300, 17, 3), (1024, 32, 1), (600, 128, 2)]
 
 
 def tall(rng, shape, m, n, dtype, cond=100.0):
@@ -278,16 +278,16 @@ def test_blocked_form(device, dtype, rows_per_block):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_devices(), reason="no GPU")
-def test_few_large_matrices_lower_to_the_blocked_form():
+def test_large_matrices_lower_to_the_blocked_form():
     def hlo(batch, m, n):
         shapes = (jax.ShapeDtypeStruct((batch, m, n), np.float32),
                   jax.ShapeDtypeStruct((batch, m, 1), np.float32))
         with jax.default_device(gpu_devices()[0]):
             return jax.jit(lstsq_ops.lstsq).lower(*shapes).as_text()
 
-    few = hlo(4, 512, 128)  # 4 matrices: the blocked form, one geqrf per 32-column panel
-    assert "batchla_lstsq" not in few and few.count("@batchla_geqrf(") == 4, few
-    assert "batchla_lstsq" in hlo(1024, 256, 64)  # a full GPU of matrices: the fused kernel
+    large = hlo(4, 512, 128)  # the blocked form: one geqrf per 32-column panel (one 512-row block)
+    assert "batchla_lstsq" not in large and large.count("@batchla_geqrf(") == 4, large
+    assert "batchla_lstsq" in hlo(1024, 256, 64)  # below blocked_wins: the fused kernel
 
 
 def test_other_dtypes_follow_jnp():

@@ -2,15 +2,17 @@
 
 - the fused kernel (cuda/qr*.cuh) where [A | b] fits on chip, one thread block per matrix;
 - geqrf + ormqr + trsm where it does not (each picks our kernel or jax's by size);
-- for a batch of fewer matrices than SMs, a right-looking blocked Householder QR whose panels run
-  on our geqrf kernel and whose trailing updates are XLA matrix products over the whole batch.
+- for larger matrices (`blocked_wins`), a right-looking blocked Householder QR whose panels run on
+  our geqrf kernel and whose trailing updates are XLA matrix products over the whole batch.
 
-The one-block-per-matrix kernels leave SMs idle when the batch is small: 8 matrices of 4096 x 512
-ran on 8 of 132 SMs (bench/NOTES.md, "Blocked least squares"). The blocked form keeps only the
-panel factorization (NB columns at a time) at one block per matrix; the update of everything right
-of the panel, b's columns included (so Q^T b comes out of the same loop), is three GEMMs:
+The one-block-per-matrix kernels are slow on large tall matrices: one SM streams the whole matrix
+(a 4096 x 32 geqrf took 4.1 ms, 512 x 32 0.15 ms), and a small batch leaves SMs idle (8 matrices
+of 4096 x 512: 141 ms on 8 of 132 SMs; bench/NOTES.md, "Blocked least squares"). The blocked form
+factors NB columns at a time, each panel as a tree (TSQR) of 512-row blocks so that one matrix's
+panel spreads over SMs too; the update of everything right of the panel, b's columns included (so
+Q^T b comes out of the same loop), is three GEMMs per level of the tree:
 
-    C <- Q_J^T C = C - V T^T (V^T C),   Q_J = H_J ... H_{J+NB-1} = I - V T V^T
+    C <- Q^T C = C - V T^T (V^T C),   Q = H_0 ... H_{NB-1} = I - V T V^T
 
 with T from the UT transform (Joffrain, Low, Quintana-Orti, van de Geijn 2006):
 T = (D^-1 + striu(V^T V))^-1 = (I + D striu(V^T V))^-1 D, D = diag(tau). Written this way the
@@ -18,8 +20,6 @@ matrix to invert is unit upper triangular, so tau = 0 (H = I, a zero column) nee
 """
 
 from __future__ import annotations
-
-import math
 
 import jax.numpy as jnp
 from jax import lax
@@ -45,11 +45,12 @@ def _lstsq_shape(a, b):
             ShapedArray(batch + (k,), a.dtype))
 
 
-def blocked_wins(batch: int, m: int, n: int) -> bool:
-    """True where the blocked form beats the one-block-per-matrix kernels (bench/NOTES.md,
-    "Blocked least squares"): fewer matrices than SMs, large enough for the panels, not the
-    launches, to dominate."""
-    return n >= 2 * PANEL and m >= 4 * PANEL and batch < _ffi.sm_count()
+def blocked_wins(dtype, m: int, n: int) -> bool:
+    """True where the blocked form beat the one-block-per-matrix kernels on an H100 at every batch
+    measured (8 to 512; bench/NOTES.md, "Blocked least squares"): from m n = 2^16 (float32: n = 128,
+    m = 512 2.0x; n = 64, m = 512 0.9x) or 2^15 (float64: n = 64, m = 512 2.2x; n = 128, m = 256
+    2.0x; n = 64, m = 256 1.0x), and at least two panels."""
+    return n >= 2 * PANEL and m * n >= (1 << 15 if jnp.dtype(dtype).itemsize == 8 else 1 << 16)
 
 
 def _composed(a, b):
@@ -131,7 +132,7 @@ def blocked(a, b, panel: int = PANEL, rows_per_block: int = ROWS_PER_BLOCK):
 
 
 def _use_blocked(a):
-    return blocked_wins(math.prod(a.shape[:-2]), *a.shape[-2:])
+    return blocked_wins(a.dtype, *a.shape[-2:])
 
 
 def _fused_fits(a, b):
