@@ -13,6 +13,7 @@ from jax.test_util import check_grads
 
 from jax_batchla._lstsq import lstsq
 from jax_batchla._ops import lstsq as lstsq_ops
+from jax_batchla._ops import qr_blocked
 
 # (m, n, k); (600, 128, 2) takes the blocked form on CUDA (_ops/lstsq.py blocked_wins)
 SHAPES = [(5, 5, 1), (8, 3, 2), (64, 16, 1), (300, 17, 3), (1024, 32, 1), (600, 128, 2)]
@@ -250,7 +251,7 @@ def test_blocked_form(device, dtype, rows_per_block):
     with one block of rows or a tree of three (150 rows padded to 192): a last panel of 6 columns,
     a zero column (tau = 0, R(j, j) = 0), NaN in one matrix, and the other matrices bit-identical
     to a batch without the bad ones."""
-    blocked = jax.jit(lambda a, b: lstsq_ops.blocked(a, b, rows_per_block=rows_per_block))
+    blocked = jax.jit(lambda a, b: qr_blocked.lstsq(a, b, rows_per_block=rows_per_block))
     rng = np.random.default_rng(22)
     m, n, k = 150, 70, 2
     a = tall(rng, (3,), m, n, dtype)

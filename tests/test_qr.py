@@ -14,6 +14,8 @@ import jax_batchla.scipy.linalg as bsl
 from jax_batchla import _compat
 from jax_batchla._ops import lstsq as lstsq_ops
 from jax_batchla._ops import qr as qr_ops
+from jax_batchla._ops import qr_blocked
+from conftest import gpu_devices
 
 SQUARE_SIZES = [1, 2, 3, 5, 8, 13, 17, 32, 33, 40, 64, 128, 256, 512]
 TALL_SHAPES = [(2, 1), (7, 3), (64, 8), (300, 17), (1024, 32), (4096, 64)]
@@ -216,3 +218,37 @@ def test_lstsq_primitive_matches_numpy(device):
             np.testing.assert_allclose(np.asarray(x[i]), ref_x, rtol=1e-9, atol=1e-10)
             np.testing.assert_allclose(np.asarray(resid[i]), np.sum((b[i] - a[i] @ ref_x) ** 2, 0),
                                        rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_blocked_r_factor_is_lapacks(device, dtype):
+    """qr_blocked.r_factor (qr mode 'r' for large m <= 512 on CUDA; called directly here, so on
+    every device): R with LAPACK's signs, a last panel of 4 columns, a zero column, and a NaN
+    matrix that leaves its neighbours bit-identical."""
+    rng = np.random.default_rng(23)
+    a = random(rng, (3, 300, 100), dtype)
+    r_clean = np.asarray(jax.jit(qr_blocked.r_factor)(a))
+    bad = a.copy()
+    bad[1, :, 40] = 0.0
+    bad[2, 5, 7] = np.nan
+    r = np.asarray(jax.jit(qr_blocked.r_factor)(bad))
+    np.testing.assert_array_equal(r[0], r_clean[0])
+    for i in (0, 1):
+        ref = np.linalg.qr(bad[i].astype(np.float64), mode="r")
+        tol = 30 * 300 * eps(dtype) * np.abs(ref).max()
+        np.testing.assert_allclose(r[i], ref, atol=tol)  # signs included
+        assert np.all(np.tril(r[i], -1) == 0)
+    assert r[1, 40, 40] == 0 and not np.any(np.isfinite(r[2, 7:, 7:].diagonal()))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_devices(), reason="no GPU")
+def test_qr_r_lowering_follows_the_blocked_rule():
+    def hlo(shape, dtype):
+        with jax.default_device(gpu_devices()[0]):
+            return jax.jit(qr_ops.qr_r).lower(jax.ShapeDtypeStruct(shape, dtype)).as_text()
+
+    for shape, dtype in (((64, 256, 256), np.float32), ((64, 256, 128), np.float64), ((8, 64, 64), np.float32),
+                         ((8, 64, 64), np.float64)):
+        blocked = qr_ops._qr_r_blocked_wins(dtype, *shape[-2:])
+        assert ("batchla_qr_r" not in hlo(shape, dtype)) == blocked, (shape, dtype, blocked)

@@ -208,10 +208,29 @@ def _qr_r_shape(a):
     return (ShapedArray(a.shape[:-2] + (n, n), a.dtype),)
 
 
+def _qr_r_blocked_wins(dtype, m, n):
+    """Where qr_blocked.r_factor (one block of rows: LAPACK's signs) beats the one-block-per-matrix
+    kernels (bench/NOTES.md, "Blocked least squares")."""
+    from . import qr_blocked  # it builds on this module's geqrf
+
+    big = m * n >= (1 << 15 if jnp.dtype(dtype).itemsize == 8 else 1 << 16)
+    return m <= qr_blocked.ROWS_PER_BLOCK and n >= 2 * qr_blocked.PANEL and big
+
+
+def _qr_r_unfused(a):
+    """The blocked QR where it wins, else geqrf's upper triangle."""
+    if _qr_r_blocked_wins(a.dtype, *a.shape[-2:]):
+        from . import qr_blocked
+
+        return [qr_blocked.r_factor(a)]
+    return [_upper_square(geqrf(a)[0])]
+
+
 qr_r_p = make_primitive(OpSpec(
     name="batchla_qr_r", operands=("a",), shape_rule=_qr_r_shape, reference=_reference.qr_r,
-    cuda_lowering=_cuda_lowering("batchla_qr_r", _ffi.qr_fused_fits,
-                                 lambda a: [_upper_square(geqrf(a)[0])])))
+    cuda_lowering=_cuda_lowering(
+        "batchla_qr_r", lambda dtype, m, n: _ffi.qr_fused_fits(dtype, m, n) and not _qr_r_blocked_wins(dtype, m, n),
+        _qr_r_unfused)))
 
 
 def qr_r(a):
