@@ -210,11 +210,13 @@ def _qr_r_shape(a):
 
 def _qr_r_blocked_wins(dtype, m, n):
     """Where qr_blocked.r_factor (one block of rows: LAPACK's signs) beats the one-block-per-matrix
-    kernels (bench/NOTES.md, "Blocked least squares")."""
+    kernels (H100, bench/NOTES.md "Blocked least squares", square n at the bench's batch): float64
+    from n = 128 (1.48x; 256 1.73x, 512 2.29x), float32 from m n = 2^16 (n = 128 0.99x, 256 2.07x,
+    512 2.14x)."""
     from . import qr_blocked  # it builds on this module's geqrf
 
-    big = m * n >= (1 << 15 if jnp.dtype(dtype).itemsize == 8 else 1 << 16)
-    return m <= qr_blocked.ROWS_PER_BLOCK and n >= 2 * qr_blocked.PANEL and big
+    big = n >= 128 if jnp.dtype(dtype).itemsize == 8 else (n >= 2 * qr_blocked.PANEL and m * n >= 1 << 16)
+    return m <= qr_blocked.ROWS_PER_BLOCK and big
 
 
 def _qr_r_unfused(a):
