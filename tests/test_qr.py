@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from conftest import DTYPES, THRESHOLD, batch_for, eps, norm1
+from conftest import DTYPES, THRESHOLD, batch_for, eps, gpu_devices, norm1
 
 import jax_batchla.linalg as bla
 import jax_batchla.scipy.linalg as bsl
@@ -15,7 +15,6 @@ from jax_batchla import _compat
 from jax_batchla._ops import lstsq as lstsq_ops
 from jax_batchla._ops import qr as qr_ops
 from jax_batchla._ops import qr_blocked
-from conftest import gpu_devices
 
 SQUARE_SIZES = [1, 2, 3, 5, 8, 13, 17, 32, 33, 40, 64, 128, 256, 512]
 TALL_SHAPES = [(2, 1), (7, 3), (64, 8), (300, 17), (1024, 32), (4096, 64)]
@@ -248,7 +247,8 @@ def test_qr_r_lowering_follows_the_blocked_rule():
         with jax.default_device(gpu_devices()[0]):
             return jax.jit(qr_ops.qr_r).lower(jax.ShapeDtypeStruct(shape, dtype)).as_text()
 
-    for shape, dtype in (((64, 256, 256), np.float32), ((64, 256, 128), np.float64), ((8, 64, 64), np.float32),
-                         ((8, 64, 64), np.float64)):
-        blocked = qr_ops._qr_r_blocked_wins(dtype, *shape[-2:])
+    cases = [((64, 256, 256), np.float32, True), ((64, 256, 128), np.float64, True),
+             ((64, 128, 128), np.float32, False), ((8, 64, 64), np.float64, False)]
+    for shape, dtype, blocked in cases:
+        assert qr_ops._qr_r_blocked_wins(dtype, *shape[-2:]) == blocked
         assert ("batchla_qr_r" not in hlo(shape, dtype)) == blocked, (shape, dtype, blocked)

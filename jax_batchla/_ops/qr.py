@@ -34,15 +34,11 @@ def _reflectors(name, a, taus):
     return m, n
 
 
-def _a_columns(a, *others):
-    return a.shape[-1]
-
-
-def _cuda_lowering(target, size_test, fallback, ncols=_a_columns):
-    """Our CUDA `target` where the module has it and size_test(dtype, m, ncols) holds (m = a's
-    rows, ncols(*avals_in) the columns the kernel keeps: a's n by default); else `fallback`."""
+def _cuda_lowering(target, size_test, fallback):
+    """Our CUDA `target` where the module has it and size_test(dtype, m, n) holds for the first
+    operand a (..., m, n); else `fallback`."""
     def fits(a, *others, **params):
-        return _ffi.has_cuda_target(target) and size_test(a.dtype, a.shape[-2], ncols(a, *others))
+        return _ffi.has_cuda_target(target) and size_test(a.dtype, *a.shape[-2:])
 
     return conditional_cuda_lowering(target, fits, fallback)
 
@@ -215,8 +211,15 @@ def _qr_r_blocked_wins(dtype, m, n):
     512 2.14x)."""
     from . import qr_blocked  # it builds on this module's geqrf
 
-    big = n >= 128 if jnp.dtype(dtype).itemsize == 8 else (n >= 2 * qr_blocked.PANEL and m * n >= 1 << 16)
+    if jnp.dtype(dtype).itemsize == 8:
+        big = n >= 128
+    else:
+        big = n >= 2 * qr_blocked.PANEL and m * n >= 1 << 16
     return m <= qr_blocked.ROWS_PER_BLOCK and big
+
+
+def _qr_r_fused(dtype, m, n):
+    return _ffi.qr_fused_fits(dtype, m, n) and not _qr_r_blocked_wins(dtype, m, n)
 
 
 def _qr_r_unfused(a):
@@ -230,9 +233,7 @@ def _qr_r_unfused(a):
 
 qr_r_p = make_primitive(OpSpec(
     name="batchla_qr_r", operands=("a",), shape_rule=_qr_r_shape, reference=_reference.qr_r,
-    cuda_lowering=_cuda_lowering(
-        "batchla_qr_r", lambda dtype, m, n: _ffi.qr_fused_fits(dtype, m, n) and not _qr_r_blocked_wins(dtype, m, n),
-        _qr_r_unfused)))
+    cuda_lowering=_cuda_lowering("batchla_qr_r", _qr_r_fused, _qr_r_unfused)))
 
 
 def qr_r(a):
