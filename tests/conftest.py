@@ -1,5 +1,8 @@
 """Shared test helpers: devices, matrix generators, LAPACK-style scaled residuals (DESIGN.md)."""
 
+import shutil
+import subprocess
+
 import jax
 import numpy as np
 import pytest
@@ -9,6 +12,16 @@ jax.config.update("jax_enable_x64", True)
 THRESHOLD = 30.0  # LAPACK's test threshold for scaled residuals
 SIZES = list(range(1, 41)) + [64, 100, 128, 256, 512]
 DTYPES = [np.float32, np.float64]
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`pytest -n auto` (README): two worker processes where no GPU is present (CI's two cores run
+    the suite in about half the time); none (the tests run in this process, as without -n) where
+    one is, so that no two processes claim most of its memory. nvidia-smi, not jax: asking jax
+    would start CUDA in this controller process."""
+    smi = shutil.which("nvidia-smi")
+    has_gpu = smi is not None and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
+    return 0 if has_gpu else 2
 
 
 def gpu_devices():
