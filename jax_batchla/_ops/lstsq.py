@@ -28,12 +28,8 @@ def _lstsq_shape(a, b):
 
 
 def blocked_wins(dtype, m: int, n: int) -> bool:
-    """True where the blocked form beat the one-block-per-matrix kernels on an H100 at every batch
-    measured (8 to 512; bench/NOTES.md, "Blocked least squares"): from m n = 2^16 (float32: n = 128,
-    m = 512 2.0x; n = 64, m = 512 0.9x) or 2^15 (float64: n = 64, m = 512 2.2x; n = 128, m = 256
-    2.0x; n = 64, m = 256 1.0x), and at least two panels."""
-    wide_enough = n >= 2 * qr_blocked.PANEL
-    return wide_enough and m * n >= (1 << 15 if jnp.dtype(dtype).itemsize == 8 else 1 << 16)
+    """Where the blocked QR is the faster lowering (qr_blocked.wins; a hook for bench A/Bs)."""
+    return qr_blocked.wins("lstsq", dtype, m, n)
 
 
 def _composed(a, b):

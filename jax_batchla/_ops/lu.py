@@ -62,7 +62,8 @@ def getrf(a, *, permutation: bool = True):
 
 
 def unit_lower(lu):
-    return jnp.tril(lu, -1) + jnp.eye(lu.shape[-1], dtype=lu.dtype)
+    """The unit lower triangle (trapezoid, for a tall (..., m, n)) of packed factors."""
+    return jnp.tril(lu, -1) + jnp.eye(*lu.shape[-2:], dtype=lu.dtype)
 
 
 def _getrf_jvp(primals, tangents, *, permutation):

@@ -205,17 +205,11 @@ def _qr_r_shape(a):
 
 
 def _qr_r_blocked_wins(dtype, m, n):
-    """Where qr_blocked.r_factor (one block of rows: LAPACK's signs) beats the one-block-per-matrix
-    kernels (H100, bench/NOTES.md "Blocked least squares", square n at the bench's batch): float64
-    from n = 128 (1.48x; 256 1.73x, 512 2.29x), float32 from m n = 2^16 (n = 128 0.99x, 256 2.07x,
-    512 2.14x)."""
+    """Where qr_blocked.r_factor is the faster lowering (qr_blocked.wins), with one block of rows
+    (m <= ROWS_PER_BLOCK), where it keeps LAPACK's signs of R."""
     from . import qr_blocked  # it builds on this module's geqrf
 
-    if jnp.dtype(dtype).itemsize == 8:
-        big = n >= 128
-    else:
-        big = n >= 2 * qr_blocked.PANEL and m * n >= 1 << 16
-    return m <= qr_blocked.ROWS_PER_BLOCK and big
+    return m <= qr_blocked.ROWS_PER_BLOCK and qr_blocked.wins("qr_r", dtype, m, n)
 
 
 def _qr_r_fused(dtype, m, n):

@@ -18,12 +18,27 @@ import jax.numpy as jnp
 from jax import lax
 
 from .cholesky import _mT
-from .qr import geqrf
+from .lu import unit_lower
+from .qr import _upper_square, geqrf
 from .triangular import trsm
 
 PANEL = 32  # columns per panel: the geqrf kernel's reflector block
 ROWS_PER_BLOCK = 512  # rows of one leaf of a panel's tree: geqrf keeps 512 x 32 on chip (f64 too)
 _HIGHEST = lax.Precision.HIGHEST  # no TF32 (DESIGN.md)
+
+# Where the blocked form beat the one-block-per-matrix kernels (H100 A/B, both lowerings in one
+# process; bench/NOTES.md "Blocked least squares", "Blocked QR for qr mode 'r'"): (op, itemsize)
+# -> (least n, least m n). lstsq won at every batch tried (8..512) from there: f32 n = 128, m = 512
+# 2.0x but n = 64, m = 512 0.9x; f64 n = 64, m = 512 2.2x, n = 128, m = 256 2.0x, n = 64, m = 256
+# 1.0x. qr mode 'r' (square, the bench's batch): f32 n = 128 0.99x, 256 2.07x; f64 n = 128 1.48x.
+_WINS_FROM = {("lstsq", 4): (2 * PANEL, 1 << 16), ("lstsq", 8): (2 * PANEL, 1 << 15),
+              ("qr_r", 4): (2 * PANEL, 1 << 16), ("qr_r", 8): (128, 0)}
+
+
+def wins(op: str, dtype, m: int, n: int) -> bool:
+    """True where the blocked form of `op` ("lstsq" or "qr_r") is the faster lowering for m x n."""
+    min_n, min_mn = _WINS_FROM[op, jnp.dtype(dtype).itemsize]
+    return n >= min_n and m * n >= min_mn
 
 
 def _wy_factor(v, taus):
@@ -36,7 +51,7 @@ def _wy_factor(v, taus):
 
 def _apply_qt(h, taus, c):
     """Q^T c for the reflectors of geqrf's h (..., rows, w) and taus (..., w): three GEMMs."""
-    v = jnp.tril(h, -1) + jnp.eye(h.shape[-2], h.shape[-1], dtype=h.dtype)
+    v = unit_lower(h)
     prod = jnp.matmul(_mT(v), c, precision=_HIGHEST)
     prod = jnp.matmul(_mT(_wy_factor(v, taus)), prod, precision=_HIGHEST)
     return c - jnp.matmul(v, prod, precision=_HIGHEST)
@@ -58,19 +73,19 @@ def _panel(p, rest, rows_per_block):
     if rows_per_block is None:
         h, taus = geqrf(p)
         rest = _apply_qt(h, taus, rest)
-        return jnp.triu(h[..., :w, :]), rest[..., :w, :], rest[..., w:, :]
+        return _upper_square(h), rest[..., :w, :], rest[..., w:, :]
     *batch, rows, _ = p.shape
     nblk = rows // rows_per_block
     blocks = lambda x: x.reshape(*batch, nblk, rows_per_block, x.shape[-1])  # noqa: E731
     stack = lambda x: x[..., :w, :].reshape(*batch, nblk * w, x.shape[-1])  # noqa: E731
     h, taus = geqrf(blocks(p))
     rest = _apply_qt(h, taus, blocks(rest))
-    h2, taus2 = geqrf(stack(jnp.triu(h[..., :w, :])))  # the blocks' R factors, stacked
+    h2, taus2 = geqrf(stack(_upper_square(h)))  # the blocks' R factors, stacked
     tops = _apply_qt(h2, taus2, stack(rest))  # the blocks' top rows, block by block
     top = tops[..., :w, :]
     tops = tops.at[..., :w, :].set(0).reshape(*batch, nblk, w, -1)
     rest = rest.at[..., :w, :].set(tops)
-    return jnp.triu(h2[..., :w, :]), top, rest.reshape(*batch, rows, -1)
+    return _upper_square(h2), top, rest.reshape(*batch, rows, -1)
 
 
 def factor(c, n: int, panel: int = PANEL, rows_per_block: int = ROWS_PER_BLOCK):
