@@ -36,7 +36,7 @@ FLAGS = ["-std=c++17", "-O3", "--expt-relaxed-constexpr", f"-I{ROOT}"]
 
 
 # bench/autotune/variants.cu's parts: which kinds each one registers.
-PARTS = {0: ("full", "tile", "shared"), 1: ("shared",), 2: ("shared",), 3: ("group",)}
+PARTS = {0: ("full", "tile", "shared"), 1: ("shared",), 2: ("shared",), 3: ("group",), 4: ("block",)}
 
 
 OPS = ("potrf", "potrs", "posv", "trsm")  # il::Op order
@@ -94,7 +94,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nmin", type=int, default=1)
     parser.add_argument("--nmax", type=int, default=il_table.TUNED_MAX_N)
-    parser.add_argument("--kinds", default="full,tile,shared,group", help="the kinds to build and time")
+    parser.add_argument("--kinds", default="full,tile,shared,group,block", help="the kinds to build and time")
     parser.add_argument("--ops", default=",".join(OPS), help="the ops to build and time")
     parser.add_argument("--merge", help="an earlier run's JSON: its winners stay where they are faster")
     parser.add_argument("--bytes", type=int, default=256 << 20)

@@ -16,11 +16,13 @@ HEADER = pathlib.Path(__file__).resolve().parent.parent / "cuda" / "interleaved_
 
 
 def spell(v: dict) -> str:
-    """C++ for one variant dict {kind: full|tile|shared|group, order, nb, warps, pad}."""
+    """C++ for one variant dict {kind: full|tile|shared|group|block, order, nb, warps, pad, alt}."""
     if v["kind"] == "full":
         return f"Full({ORDERS[v['order']]}, {v['warps']})"
     if v["kind"] == "group":
         return f"Group({v['nb']}, {v['pad']}, {ORDERS[v['order']]}, {v['warps']}, {v.get('alt', 0)})"
+    if v["kind"] == "block":
+        return f"Block({v['pad']}, {v.get('alt', 0)})"
     if v["kind"] == "shared" and v.get("pad"):
         return f"SharedPad({v['pad']}, {v['nb']}, {ORDERS[v['order']]})"
     kind = {"tile": "Tile", "shared": "Shared"}[v["kind"]]
@@ -36,7 +38,7 @@ def write(table: dict, chunks: dict, default_tile: dict, source: str, path=HEADE
            "// op in il::Op order: potrf, potrs, posv, trsm; n = 0 unused). kTunedChunk: the chunk the",
            "// tuner found fastest for posv (the Python layer's default). Full(order, warps),",
            "// Tile(nb, order, warps), Shared(nb, order, warps), SharedPad(pad, nb, order),",
-           "// Group(lanes, pad, order, warps, alt): see interleaved_variants.h.",
+           "// Group(lanes, pad, order, warps, alt), Block(pad, alt): see interleaved_variants.h.",
            "#pragma once", "", '#include "cuda/interleaved_variants.h"', "",
            "namespace batchla {", "namespace il {", "",
            "constexpr Variant kTuned[2][kNumOps][kTunedMaxN + 1] = {"]

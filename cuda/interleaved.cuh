@@ -26,6 +26,7 @@ namespace batchla {
 namespace il {
 
 using detail::Scalar;
+using detail::StaticFor;
 
 // How the op reads `a`: its lower triangle, its upper triangle (as the lower triangle of Aᵀ),
 // or the lower triangle of (A + Aᵀ) / 2.

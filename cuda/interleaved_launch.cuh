@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cuda/interleaved.cuh"
+#include "cuda/interleaved_block.cuh"
 #include "cuda/interleaved_group.cuh"
 #include "cuda/interleaved_tuning.h"
 
@@ -109,6 +110,31 @@ cudaError_t LaunchGroup(cudaStream_t stream, const Args<T>& g, const Variant& v)
   return LaunchGroupOf<T, OP>(stream, g, v, std::make_integer_sequence<int, kVariants>{});
 }
 
+// Whether any n of the table runs the block variant (pad, alt) for op: only those are instantiated.
+template <typename T>
+constexpr bool BlockUsed(Op op, int pad, int alt) {
+  for (int n = 1; n <= kTunedMaxN; ++n) {
+    const Variant v = TunedVariant<T>(op, n);
+    if (v.kind == Kind::kBlock && v.pad == pad && v.alt == alt) return true;
+  }
+  return false;
+}
+
+// Every block variant the table uses (pad a multiple of 8 up to kTunedMaxN, alt the form).
+template <typename T, Op OP, int I = 0>
+cudaError_t LaunchBlock(cudaStream_t stream, const Args<T>& g, const Variant& v) {
+  constexpr int kPads = kTunedMaxN / 8;
+  if constexpr (!BlockOp(OP) || I == kPads * kBlockForms) {
+    return cudaErrorInvalidValue;  // a table entry names a variant that does not exist
+  } else {
+    constexpr int kPad = 8 * (I / kBlockForms + 1), kAlt = I % kBlockForms;
+    if constexpr (BlockUsed<T>(OP, kPad, kAlt)) {
+      if (v.pad == kPad && v.alt == kAlt) return Launch<T, BlockBody<T, OP, kPad, kAlt>>(stream, g, 0);
+    }
+    return LaunchBlock<T, OP, I + 1>(stream, g, v);
+  }
+}
+
 template <typename T, Op OP, int N = 1>
 cudaError_t LaunchFullOrRuntimeN(cudaStream_t stream, const Args<T>& g) {
   if constexpr (N > kMaxFullN) {
@@ -126,6 +152,7 @@ template <typename T, Op OP>
 cudaError_t LaunchTuned(cudaStream_t stream, const Args<T>& g) {
   const Variant v = TunedVariant<T>(OP, g.n);
   if (v.kind == Kind::kGroup) return LaunchGroup<T, OP>(stream, g, v);
+  if (v.kind == Kind::kBlock) return LaunchBlock<T, OP>(stream, g, v);
   return LaunchFullOrRuntimeN<T, OP>(stream, g);
 }
 

@@ -21,7 +21,10 @@ constexpr int kNumOps = 4;
 //        shuffles within the group), compiled for the padded size pad = G Q and run for
 //        pad - G < n <= pad (interleaved_group.cuh). Order kRight: posv folds its first
 //        right-hand side into the factor; kLeft: it solves after the factor (fewer registers).
-enum class Kind : int { kFull = 0, kTile = 1, kShared = 2, kGroup = 3 };
+// kBlock: one warp per matrix, a block's matrices staged in shared memory (potrf and posv only;
+//        interleaved_block.cuh), compiled for the padded size pad (a multiple of 8) and run for
+//        pad - 8 < n <= pad; alt: 0 uncapped, 1 registers capped to the blocks shared memory admits.
+enum class Kind : int { kFull = 0, kTile = 1, kShared = 2, kGroup = 3, kBlock = 4 };
 
 // The factorization's loop order (the solves have one order each):
 // kRight: after each pivot update the whole trailing triangle (everything loaded up front);
@@ -68,6 +71,12 @@ constexpr bool GroupShapeBuilt(int g, int pad, int word_bytes) {
 // The group shape's padded size for n: the smallest multiple of g that is >= n.
 constexpr int GroupPad(int g, int n) { return (n + g - 1) / g * g; }
 
+// kBlock: the padded sizes built (multiples of 8), its forms (Variant::alt), and the padded size for n.
+constexpr int kBlockMinPad = 16;
+constexpr int kBlockForms = 2;
+constexpr int BlockPad(int n) { return (n + 7) / 8 * 8; }
+constexpr bool BlockOp(Op op) { return op == Op::kPotrf || op == Op::kPosv; }
+
 }  // namespace il
 }  // namespace batchla
 
@@ -84,6 +93,7 @@ constexpr Variant SharedPad(int pad, int nb, Order order) {
 constexpr Variant Group(int lanes, int pad, Order order, int warps, int alt) {
   return Variant{Kind::kGroup, order, lanes, warps, pad, alt};
 }
+constexpr Variant Block(int pad, int alt) { return Variant{Kind::kBlock, Order::kLeft, 8, 0, pad, alt}; }
 
 }  // namespace il
 }  // namespace batchla

@@ -9,7 +9,7 @@
 // of (1) with 1, 2, 4, 8 warps; (3) the best of (2) at c = 32..512: that chunk becomes the
 // layout's default for n. Then potrf, potrs, trsm: steps (1) and (2) at that chunk.
 // Usage: autotune_il --dtypes f32,f64 --ops posv,potrf,potrs,trsm --nmin 1 --nmax 64 --bytes B
-//                    [--kinds full,tile,shared,group]
+//                    [--kinds full,tile,shared,group,block]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -34,7 +34,7 @@ constexpr int kMinWarpsPerSMShared = 1;
 constexpr int kReps = 7;
 const char* kOpNames[] = {"potrf", "potrs", "posv", "trsm"};
 const char* kOrderNames[] = {"right", "left", "top"};
-const char* kKindNames[] = {"full", "tile", "shared", "group"};
+const char* kKindNames[] = {"full", "tile", "shared", "group", "block"};
 
 // Deterministic test data, the same on host and device: matrix m's symmetric (i, j) entry in
 // [-1, 1), diagonal n + 1 (diagonally dominant, so SPD and well conditioned; its lower
@@ -141,6 +141,10 @@ int SmallestPad(int n) {
   return 0;
 }
 
+// Warps per block of the block kind (fixed: one per matrix of a wave, BlockBody::kMats).
+template <typename T>
+constexpr int kBlockWarps = 32 / int(sizeof(T));
+
 struct Timing {
   const Entry* e = nullptr;
   int warps = 0;
@@ -232,15 +236,16 @@ Timing Search(Op op, Problem<T>& p, const std::vector<int64_t>& chunks, int dtyp
     if (e.op != int(op) || e.dtype != dtype || (e.kind == Kind::kFull && e.n != p.n)) continue;
     if (e.kind == Kind::kShared && e.pad && e.pad != SmallestPad(p.n)) continue;
     if (e.kind == Kind::kGroup && e.pad != GroupPad(e.nb, p.n)) continue;
+    if (e.kind == Kind::kBlock && e.pad != BlockPad(p.n)) continue;
     if (!g_kinds.empty() && g_kinds.find(kKindNames[int(e.kind)]) == std::string::npos) continue;
-    Timing t = TimeOne<T>(e, op, p, 2, "variant");
+    Timing t = TimeOne<T>(e, op, p, e.kind == Kind::kBlock ? kBlockWarps<T> : 2, "variant");
     if (e.kind == Kind::kShared && !(t.seconds < INFINITY))  // may fit one warp per block only
       t = TimeOne<T>(e, op, p, 1, "variant");
     if (t.seconds < best.seconds) best = t;
   }
   if (!best.e) return best;
   for (int w : {1, 4, 8}) {  // (2) warps per block
-    if (best.e->pad && best.e->kind == Kind::kShared) break;
+    if ((best.e->pad && best.e->kind == Kind::kShared) || best.e->kind == Kind::kBlock) break;  // fixed warps
     const Timing t = TimeOne<T>(*best.e, op, p, w, "warps");
     if (t.seconds < best.seconds) best = t;
   }

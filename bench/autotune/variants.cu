@@ -2,9 +2,10 @@
 // autotuner. Compiled once per pair and part (the unrolled padded kernels are slow to compile,
 // so they are spread over parts that build in parallel): -DIL_DTYPE=float|double -DIL_OP=0..3
 // (il::Op) -DIL_PART=0 (register, tile, runtime-n shared), 1 (pads <= 28), 2 (pads >= 32),
-// 3 (lane groups).
+// 3 (lane groups), 4 (warp per matrix from shared memory: potrf and posv).
 #include "bench/autotune/registry.h"
 #include "cuda/interleaved.cuh"
+#include "cuda/interleaved_block.cuh"
 #include "cuda/interleaved_group.cuh"
 
 namespace {
@@ -12,7 +13,7 @@ namespace {
 using namespace batchla::il;
 using T = IL_DTYPE;
 constexpr Op kOp = Op(IL_OP);
-constexpr bool kFactors = kOp == Op::kPotrf || kOp == Op::kPosv;  // only these have loop orders
+[[maybe_unused]] constexpr bool kFactors = kOp == Op::kPotrf || kOp == Op::kPosv;  // only these have loop orders
 
 template <class Body>
 cudaError_t LaunchBody(cudaStream_t stream, const void* args, int warps) {
@@ -32,7 +33,7 @@ void Add(Kind kind, Order order, int nb, int n, int pad = 0, int alt = 0) {
 }
 
 // Register variants past these n spill in every order (ptxas, H200 run of 2026-11-22): not built.
-constexpr int kFullSearchMaxN = sizeof(T) == 4 ? 22 : 16;
+[[maybe_unused]] constexpr int kFullSearchMaxN = sizeof(T) == 4 ? 22 : 16;
 
 template <int N>
 void AddFull() {
@@ -113,8 +114,30 @@ void AddGroups() {
   }
 }
 
-[[maybe_unused]] const bool registered = IL_PART == 0   ? (AddFull<1>(), AddTiles(), true)
-                                         : IL_PART == 3 ? (AddGroups(), true)
-                                                        : (AddPadded(), true);
+// Warp per matrix: every padded size from kBlockMinPad, both forms.
+template <int kPad = kBlockMinPad>
+void AddBlocks() {
+  if constexpr (BlockOp(kOp) && kPad <= kTunedMaxN) {
+    Add<BlockBody<T, kOp, kPad, kBlockUncapped>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kBlockUncapped);
+    Add<BlockBody<T, kOp, kPad, kBlockCapped>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kBlockCapped);
+    AddBlocks<kPad + 8>();
+  }
+}
+
+// Only this part's kinds are instantiated (a runtime choice would compile every kind in every part).
+bool RegisterPart() {
+  if constexpr (IL_PART == 0) {
+    AddFull<1>();
+    AddTiles();
+  } else if constexpr (IL_PART == 3) {
+    AddGroups();
+  } else if constexpr (IL_PART == 4) {
+    AddBlocks();
+  } else {
+    AddPadded();
+  }
+  return true;
+}
+[[maybe_unused]] const bool registered = RegisterPart();
 
 }  // namespace

@@ -1,0 +1,410 @@
+// Interleaved-layout Cholesky (potrf) and posv, ONE WARP PER MATRIX from shared memory
+// (Kind::kBlock; issue 6, n ~ 25..64).
+//
+// The one-thread and lane-group kinds keep a matrix in the registers of 1..32 lanes; past
+// n ~ 32 (f64 ~ 24) they spill or issue a shuffle per update, and run at 0.1-0.4 of the
+// roofline. Here a block of kMats warps takes a WAVE of kMats consecutive matrices of the batch:
+// one 32 B sector per element (i, j) in the interleaved layout (kMats = 8 float, 4 double), so
+// the copy in is coalesced. cp.async puts every element of the wave in flight at once, straight
+// into each matrix's own region of shared memory; then each warp factors one matrix there,
+// left-looking in tile columns of 8 (the update of a tile column is a register-tiled product:
+// per column p of the factor one broadcast load of the 8 row entries, one load per lane row, 8
+// FMAs per lane row), the 8-wide panel right-looking with shuffles. posv folds its first
+// right-hand side into the factor as a ninth panel column (the forward solve costs one FMA per
+// update instead of a serial sweep) and solves backward tile by tile, reducing 8 dot products
+// across the warp with one butterfly.
+//
+// Storage of one matrix in shared memory ("tile columns", COLUMN-MAJOR LOWER): tile column t
+// (columns 8t .. 8t+7) holds rows 8t .. NP-1, column by column: element (i, j), i >= 8 (j / 8),
+// at ColBase(t) + (j - 8t) Len(t) + (i - 8t). Every column segment is contiguous (lane rows
+// read conflict-free) and every aligned group of 8 rows of a column is 32 B aligned (one
+// broadcast vector load). Rows above the diagonal inside a diagonal tile are stored but never
+// read as results. After the factor the diagonal holds 1 / L(k, k) for posv (which never
+// outputs L; the solves multiply by it) and L(k, k) for potrf.
+//
+// Compiled for a padded size NP (a multiple of 8) and run for NP - 8 < n <= NP: rows and
+// columns n .. NP-1 are the identity (pivots 1, zero off-diagonal), so no step tests n.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <cuda_pipeline.h>
+#include <cuda_runtime.h>
+
+#include "cuda/interleaved.cuh"
+
+namespace batchla {
+namespace il {
+
+// Variant::alt of a block variant: whether registers are capped so that as many blocks fit
+// an SM as its shared memory allows (the tuner times both).
+enum BlockForm : int { kBlockUncapped = 0, kBlockCapped = 1 };
+
+template <typename T, Op OP, int NP, int FORM = kBlockUncapped>
+struct BlockBody {
+  static_assert(OP == Op::kPotrf || OP == Op::kPosv, "the block kind factors (potrf) or solves (posv)");
+  static_assert(NP % 8 == 0 && NP >= 8 && NP <= 64, "padded to whole tile columns, at most two rows per lane");
+  static constexpr int kMats = 32 / int(sizeof(T));  // matrices per wave = warps per block
+  static constexpr int kFixedWarps = kMats;
+  static constexpr int kThreadsPerMatrix = 32;
+  static constexpr bool kStaged = true;  // runs its own loop over waves (il::StagedKernel)
+  static constexpr bool kPosv = OP == Op::kPosv;
+
+  static constexpr int kTiles = NP / 8;
+  static constexpr int Len(int t) { return NP - 8 * t; }                    // rows of tile column t
+  static constexpr int ColBase(int t) { return 8 * (t * NP - 4 * t * (t - 1)); }  // sum of 8 Len(t') over t' < t
+  static constexpr int kTri = ColBase(kTiles);
+  // One matrix's region: the tile columns, then the current right-hand side column (b, then y,
+  // then x, in place). The stride is 4 mod 8 words, so the 8 matrices' copies of one element sit
+  // on 8 different banks.
+  static constexpr int kMatStride = (kTri + NP + 7) / 8 * 8 + 4;
+  static constexpr size_t kSharedBytes = size_t(kMats) * kMatStride * sizeof(T) + kMats * sizeof(int);
+
+  // Register cap of the capped form: what the resident blocks (limited by shared memory,
+  // 228 KB per SM and 1 KB reserved per block on sm_90) leave per thread, to a multiple of 8.
+  // At most 64 warps per SM, and no cap below 64 registers (the panel's 8 or 9 columns of
+  // accumulators per lane row, its broadcast row and addresses).
+  static constexpr int kBySmem = int(228 * 1024 / (kSharedBytes + 1024));
+  static constexpr int kBlocksPerSM = kBySmem < 64 / kMats ? kBySmem : 64 / kMats;
+  static constexpr int kCapRegs = 65536 / (kBlocksPerSM * kMats * 32) / 8 * 8;
+  static constexpr int kMaxRegs = FORM != kBlockCapped ? 255 : kCapRegs < 64 ? 64 : kCapRegs < 255 ? kCapRegs : 255;
+
+  static size_t SharedBytes(int, int) { return kSharedBytes; }
+
+  static __device__ __forceinline__ T Shfl(T v, int src) { return detail::ShflIdx(v, src); }
+
+  // d -> L(k, k) = sqrt(d) and r = 1 / L(k, k); info as il::Pivot. float: rsqrt and one Newton
+  // step (~1 ulp) keep IEEE sqrt / divide off the panel's chain.
+  static __device__ __forceinline__ void Pivot(T& d, T& r, int k, int& info) {
+    if (!(d > T(0)) && info == 0) info = k + 1;
+    if constexpr (std::is_same_v<T, float>) {
+      float y = rsqrtf(d);
+      y *= fmaf(-0.5f * d, y * y, 1.5f);
+      r = y;
+      d *= y;
+    } else {
+      d = Scalar<T>::Sqrt(d);
+      r = T(1) / d;
+    }
+  }
+
+  // 8 consecutive values from shared memory, 32 B aligned, by vector loads (all lanes read the
+  // same address: a broadcast).
+  static __device__ __forceinline__ void Load8(const T* p, T (&v)[8]) {
+    if constexpr (std::is_same_v<T, float>) {
+      const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
+      v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+    } else {
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {
+        const double2 a = reinterpret_cast<const double2*>(p)[h];
+        v[2 * h] = a.x, v[2 * h + 1] = a.y;
+      }
+    }
+  }
+
+  // ---- the wave's copies in and out (whole block) --------------------------------------------
+  // Thread (sub, m): matrix m of the wave, rows sub, sub + 32, ... of every column. A warp moves 4
+  // (float) or 8 (double) rows of its column for 8 / 4 consecutive matrices: whole 32 B sectors
+  // when the chunk holds whole waves (the library's chunks are multiples of 32).
+  struct Slot {
+    int m, sub;
+    int64_t mat;   // index of the thread's matrix in the batch
+    bool live;     // mat < the batch (the last wave may be partial)
+    int64_t chunk, lane;
+  };
+  static __device__ __forceinline__ Slot SlotOf(const Args<T>& g, int64_t wave) {
+    Slot s;
+    s.m = threadIdx.x % kMats;
+    s.sub = threadIdx.x / kMats;
+    s.mat = wave * kMats + s.m;
+    s.live = s.mat < g.chunks * g.c;
+    const int64_t mat = s.live ? s.mat : 0;
+    s.chunk = mat / g.c;
+    s.lane = mat % g.c;
+    return s;
+  }
+
+  // The op's lower triangle into the tile columns; the identity past n, zeros above the
+  // diagonal inside the diagonal tiles.
+  static __device__ __forceinline__ void CopyMatrixIn(const Args<T>& g, const Slot& s, T* sm) {
+    const int n = g.n;
+    const T* a = g.a + s.chunk * int64_t(n) * n * g.c + s.lane;
+    const TriangleStrides st(g.mode, n, g.c);
+    const bool sym = g.mode == kSymmetrize;
+    T* mine = sm + s.m * kMatStride;
+#pragma unroll 1
+    for (int t = 0; t < kTiles; ++t) {
+      const int len = Len(t);
+#pragma unroll
+      for (int cc = 0; cc < 8; ++cc) {
+        const int j = 8 * t + cc;
+        for (int rr = s.sub; rr < len; rr += 32) {
+          const int i = 8 * t + rr;
+          T* dst = mine + ColBase(t) + cc * len + rr;
+          if (s.live && i < n && i >= j) {
+            const T* src = a + i * st.rs + j * st.cs;
+            if (sym) *dst = (__ldg(src) + __ldg(a + j * st.rs + i * st.cs)) * T(0.5);
+            else __pipeline_memcpy_async(dst, src, sizeof(T));
+          } else {
+            *dst = i == j ? T(1) : T(0);
+          }
+        }
+      }
+    }
+  }
+
+  // Column `col` of the right-hand sides into the matrix's vector (zero past n).
+  static __device__ __forceinline__ void CopyRhsIn(const Args<T>& g, const Slot& s, int col, T* sm) {
+    const int n = g.n;
+    const T* b = g.b + s.chunk * int64_t(n) * g.k * g.c + s.lane + int64_t(col) * g.c;
+    T* dst = sm + s.m * kMatStride + kTri;
+#pragma unroll
+    for (int i = s.sub; i < NP; i += 32) {
+      if (s.live && i < n) __pipeline_memcpy_async(dst + i, b + i * int64_t(g.k) * g.c, sizeof(T));
+      else dst[i] = T(0);
+    }
+  }
+
+  // x (the matrix's vector) out as column `col`, NaN where the factorization failed.
+  static __device__ __forceinline__ void CopyXOut(const Args<T>& g, const Slot& s, int col, const T* sm,
+                                                  const int* info) {
+    if (!s.live) return;
+    const int n = g.n;
+    T* x = g.out + s.chunk * int64_t(n) * g.k * g.c + s.lane + int64_t(col) * g.c;
+    const T* v = sm + s.m * kMatStride + kTri;
+    const bool bad = info[s.m] != 0;
+#pragma unroll
+    for (int i = s.sub; i < NP; i += 32)
+      if (i < n) x[i * int64_t(g.k) * g.c] = bad ? Scalar<T>::NaN() : v[i];
+  }
+
+  // L out as the whole (n, n) matrix: the lower triangle from the tile columns, zeros above.
+  static __device__ __forceinline__ void CopyFactorOut(const Args<T>& g, const Slot& s, const T* sm,
+                                                       const int* info) {
+    if (!s.live) return;
+    const int n = g.n;
+    T* l = g.out + s.chunk * int64_t(n) * n * g.c + s.lane;
+    const int64_t rs = int64_t(n) * g.c, cs = g.c;
+    const T* mine = sm + s.m * kMatStride;
+    const bool bad = info[s.m] != 0;
+#pragma unroll 1
+    for (int t = 0; t < kTiles; ++t) {
+      const int len = Len(t);
+#pragma unroll
+      for (int cc = 0; cc < 8; ++cc) {
+        const int j = 8 * t + cc;
+        if (j >= n) break;
+        for (int i = s.sub; i < n; i += 32) {  // above the tile (zero) or in it
+          const T v = i < j ? T(0) : bad ? Scalar<T>::NaN() : mine[ColBase(t) + cc * len + (i - 8 * t)];
+          l[i * rs + j * cs] = v;
+        }
+      }
+    }
+  }
+
+  // ---- one warp, one matrix ----------------------------------------------------------------------
+  // Left-looking Cholesky over the tile columns. FOLD: y (the matrix's vector, b on entry)
+  // becomes L⁻¹ b, carried as a ninth column of every panel. Returns LAPACK's info (the first
+  // pivot that is not > 0, NaN included); the factorization goes on through it and the copy out
+  // writes NaN.
+  template <bool FOLD>
+  static __device__ __forceinline__ int Factor(T* L, T* y, int lane) {
+    int info = 0;
+    StaticFor<0, kTiles>([&](auto jc) {
+      constexpr int J = decltype(jc)::value;
+      constexpr int kLen = Len(J);
+      constexpr int R = (kLen + 31) / 32;  // rows per lane in this tile column
+      constexpr int C = FOLD ? 9 : 8;
+      T* col = L + ColBase(J);
+      int row[R];  // the lane's rows, relative to 8J (clamped: a lane past the end redoes the last row)
+      T acc[R][C];
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        row[r] = lane + 32 * r < kLen ? lane + 32 * r : kLen - 1;
+#pragma unroll
+        for (int c = 0; c < 8; ++c) acc[r][c] = col[c * kLen + row[r]];
+        if constexpr (FOLD) acc[r][8] = y[8 * J + row[r]];
+      }
+      // Update by the tile columns left of J: acc -= L(rows, p) L(8J .. 8J+7, p) for p < 8J. A
+      // runtime loop over the tile columns (unrolled, ptxas hoisted their loads into 255 registers).
+#pragma unroll 1
+      for (int P = 0; P < J; ++P) {
+        const int len_p = Len(P);
+        const T* from = L + ColBase(P) + 8 * (J - P);  // row 8J of column 8P
+        T yp[8];
+        if constexpr (FOLD) Load8(y + 8 * P, yp);
+#pragma unroll
+        for (int cp = 0; cp < 8; ++cp) {
+          T top[8];
+          Load8(from + cp * len_p, top);
+#pragma unroll
+          for (int r = 0; r < R; ++r) {
+            const T li = from[cp * len_p + row[r]];
+#pragma unroll
+            for (int c = 0; c < 8; ++c) acc[r][c] -= li * top[c];
+            if constexpr (FOLD) acc[r][8] -= li * yp[cp];
+          }
+        }
+      }
+      // The panel, right-looking: lane k (first row) holds row 8J + k of the diagonal tile.
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        T d = Shfl(acc[0][k], k), rinv;
+        Pivot(d, rinv, 8 * J + k, info);
+        T yk = T(0);
+        if constexpr (FOLD) yk = Shfl(acc[0][8], k) * rinv;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const int i = lane + 32 * r;
+          acc[r][k] = i > k ? acc[r][k] * rinv : i == k ? (kPosv ? rinv : d) : acc[r][k];
+          if constexpr (FOLD) acc[r][8] = i > k ? acc[r][8] - acc[r][k] * yk : i == k ? yk : acc[r][8];
+        }
+#pragma unroll
+        for (int c = k + 1; c < 8; ++c) {
+          const T lc = Shfl(acc[0][k], c);  // L(8J + c, 8J + k), scaled by lane c
+#pragma unroll
+          for (int r = 0; r < R; ++r) acc[r][c] -= acc[r][k] * lc;
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        if (lane + 32 * r < kLen)
+#pragma unroll
+          for (int c = 0; c < 8; ++c) col[c * kLen + lane + 32 * r] = acc[r][c];
+      if constexpr (FOLD)
+        if (lane < 8) y[8 * J + lane] = acc[0][8];
+      __syncwarp();
+    });
+    return info;
+  }
+
+  // The sum over the warp of v[c], c = 0..7, arrives at the lanes with (lane >> 2) & 7 == c:
+  // a butterfly that halves the values it carries at each of the first three steps (9 shuffles
+  // instead of 40).
+  static __device__ __forceinline__ T Reduce8(const T (&v)[8], int lane) {
+    T w[4], u[2];
+    const bool b4 = lane & 16, b3 = lane & 8, b2 = lane & 4;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      w[j] = (b4 ? v[j + 4] : v[j]) + detail::ShflXor(b4 ? v[j] : v[j + 4], 16);
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+      u[j] = (b3 ? w[j + 2] : w[j]) + detail::ShflXor(b3 ? w[j] : w[j + 2], 8);
+    T s = (b2 ? u[1] : u[0]) + detail::ShflXor(b2 ? u[0] : u[1], 4);
+    s += detail::ShflXor(s, 2);
+    return s + detail::ShflXor(s, 1);
+  }
+
+  // x := L⁻ᵀ x (posv: 1 / L(k, k) on the diagonal), tile by tile from the last: the rows below the
+  // tile are done; their dot products with the tile's 8 columns are reduced across the warp,
+  // then lanes 0..7 solve the 8 x 8 diagonal tile by shuffles.
+  static __device__ __forceinline__ void BackwardT(const T* L, T* x, int lane) {
+    StaticFor<0, kTiles>([&](auto jc) {
+      constexpr int J = kTiles - 1 - decltype(jc)::value;
+      constexpr int kLen = Len(J);
+      const T* col = L + ColBase(J);
+      T part[8];
+#pragma unroll
+      for (int c = 0; c < 8; ++c) part[c] = T(0);
+#pragma unroll
+      for (int r0 = 8; r0 < kLen; r0 += 32) {
+        const int rel = r0 + lane;
+        const bool real = rel < kLen;
+        const int at = real ? rel : kLen - 1;
+        const T xv = real ? x[8 * J + at] : T(0);
+#pragma unroll
+        for (int c = 0; c < 8; ++c) part[c] += col[c * kLen + at] * xv;
+      }
+      const int c0 = lane & 7;
+      T t = x[8 * J + c0] - Shfl(Reduce8(part, lane), 4 * c0);
+      T diag[8];  // column c0 of the diagonal tile: L(8J + q, 8J + c0) at q
+      Load8(col + c0 * kLen, diag);
+      T mine = T(0);
+#pragma unroll
+      for (int c = 7; c >= 0; --c) {
+        const T xc = Shfl(t * diag[c], c);  // lane c: (y - dots) / L(c, c)
+        if (c0 == c) mine = xc;
+        t -= diag[c] * xc;
+      }
+      __syncwarp();  // every lane has read x(8J + c0) before lanes 0..7 overwrite it
+      if (lane < 8) x[8 * J + lane] = mine;
+      __syncwarp();
+    });
+  }
+
+  // y := L⁻¹ y, column by column (posv's right-hand sides after the first, which the factor
+  // folds in).
+  static __device__ __forceinline__ void ForwardSweep(const T* L, T* y, int lane) {
+    constexpr int R = (NP + 31) / 32;
+    T v[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) v[r] = lane + 32 * r < NP ? y[lane + 32 * r] : T(0);
+#pragma unroll
+    for (int kr = 0; kr < R; ++kr) {  // the owner's slot of row k
+#pragma unroll 1
+      for (int k = 32 * kr; k < NP && k < 32 * kr + 32; ++k) {
+        const int tk = k / 8;
+        const T* colk = L + ColBase(tk) + (k % 8) * Len(tk) - 8 * tk;  // (i, k) at colk[i], i >= 8 tk
+        const T yk = Shfl(v[kr], k % 32) * colk[k];
+#pragma unroll
+        for (int r = kr; r < R; ++r) {
+          const int i = lane + 32 * r;
+          const bool below = i > k && i < NP;
+          const T l = colk[below ? i : k];
+          v[r] = below ? v[r] - l * yk : i == k ? yk : v[r];
+        }
+      }
+    }
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (lane + 32 * r < NP) y[lane + 32 * r] = v[r];
+    __syncwarp();
+  }
+
+  // The loop over waves (il::StagedKernel; block-uniform trip count, every thread reaches the
+  // barriers).
+  static __device__ void RunStaged(const Args<T>& g) {
+    extern __shared__ __align__(16) unsigned char il_block_stage[];
+    T* sm = reinterpret_cast<T*>(il_block_stage);
+    int* info = reinterpret_cast<int*>(sm + kMats * kMatStride);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    T* L = sm + warp * kMatStride;
+    T* v = L + kTri;
+    const int64_t waves = detail::CeilDiv(g.chunks * g.c, int64_t(kMats));
+    for (int64_t wave = blockIdx.x; wave < waves; wave += gridDim.x) {
+      const Slot s = SlotOf(g, wave);
+      CopyMatrixIn(g, s, sm);
+      if constexpr (kPosv) CopyRhsIn(g, s, 0, sm);
+      __pipeline_commit();
+      __pipeline_wait_prior(0);
+      __syncthreads();
+      const int status = Factor<kPosv>(L, v, lane);
+      if (lane == 0) info[warp] = status;
+      if constexpr (kPosv) BackwardT(L, v, lane);
+      __syncthreads();
+      if constexpr (kPosv) {
+        CopyXOut(g, s, 0, sm, info);
+        for (int col = 1; col < g.k; ++col) {
+          __syncthreads();
+          CopyRhsIn(g, s, col, sm);
+          __pipeline_commit();
+          __pipeline_wait_prior(0);
+          __syncthreads();
+          ForwardSweep(L, v, lane);
+          BackwardT(L, v, lane);
+          __syncthreads();
+          CopyXOut(g, s, col, sm, info);
+        }
+      } else {
+        CopyFactorOut(g, s, sm, info);
+      }
+      if (s.live && s.sub == 0) g.info[s.mat] = info[s.m];
+      __syncthreads();  // the wave's shared memory is free
+    }
+  }
+};
+
+}  // namespace il
+}  // namespace batchla
