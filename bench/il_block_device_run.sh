@@ -3,7 +3,7 @@
 # bench/NOTES.md "Warp per matrix from shared memory"). A machine stays warm only ~30 s after a
 # call, so each STEP is one whole call:
 #   STEP=tune: the autotuner over KINDS (group, block) for OPS (posv) from n = NMIN, re-timed on
-#     this machine (the other kinds and ops keep the committed table's records); it rewrites
+#     this machine (other kinds and ops keep the records of MERGE, a tuner JSON); it rewrites
 #     cuda/interleaved_tuning.h, copied to $OUT.
 #   STEP=lib: check_interleaved on the committed table (built beside the pip build), pip build,
 #     the interleaved GPU tests, the interleaved bench for both dtypes.
@@ -17,7 +17,7 @@ case ${STEP:-tune} in
   tune)
     step tune
     timeout "${TUNE_TIMEOUT:-420}" python3 -m bench.autotune_interleaved --kinds "${KINDS:-group,block}" \
-      --ops "${OPS:-posv}" --nmin "${NMIN:-21}" --merge bench/results/nvidia-h200-interleaved-tune.json \
+      --ops "${OPS:-posv}" --nmin "${NMIN:-21}" --merge "${MERGE:-bench/results/nvidia-h200-interleaved-tune.json}" \
       --out "$OUT/$gpu-interleaved-tune.json" > "$OUT/tune.log" 2>&1
     echo "tune rc=$?"; grep -v '^  ' "$OUT/tune.log" | tail -8
     grep -E "(posv|potrf) +n=" "$OUT/tune.log" | tail -100

@@ -23,7 +23,8 @@
 // outputs L; the solves multiply by it) and L(k, k) for potrf.
 //
 // Compiled for a padded size NP (a multiple of 8) and run for NP - 8 < n <= NP: rows and
-// columns n .. NP-1 are the identity (pivots 1, zero off-diagonal), so no step tests n.
+// columns n .. NP-1 are zero-filled and their pivots taken as 1, i.e. the identity, which the
+// factorization and the solves keep exact.
 #pragma once
 
 #include <cstdint>
@@ -73,8 +74,8 @@ struct BlockBody {
 
   static __device__ __forceinline__ T Shfl(T v, int src) { return detail::ShflIdx(v, src); }
 
-  // d -> L(k, k) = sqrt(d) and r = 1 / L(k, k); info as il::Pivot. float: rsqrt and one Newton
-  // step (~1 ulp) keep IEEE sqrt / divide off the panel's chain.
+  // d -> L(k, k) = sqrt(d) and r = 1 / L(k, k); info as il::Pivot. rsqrt (float: with one
+  // Newton step, ~1 ulp) keeps IEEE sqrt and divide off the panel's chain.
   static __device__ __forceinline__ void Pivot(T& d, T& r, int k, int& info) {
     if (!(d > T(0)) && info == 0) info = k + 1;
     if constexpr (std::is_same_v<T, float>) {
@@ -82,9 +83,9 @@ struct BlockBody {
       y *= fmaf(-0.5f * d, y * y, 1.5f);
       r = y;
       d *= y;
-    } else {
-      d = Scalar<T>::Sqrt(d);
-      r = T(1) / d;
+    } else {  // rsqrt (~1 ulp): one sequence on the chain instead of IEEE sqrt and a divide
+      r = rsqrt(d);
+      d *= r;
     }
   }
 
@@ -125,14 +126,49 @@ struct BlockBody {
     return s;
   }
 
-  // The op's lower triangle into the tile columns; the identity past n, zeros above the
-  // diagonal inside the diagonal tiles.
+  // One element copied asynchronously, or zero-filled (src-size 0: nothing is read): no branch.
+  static __device__ __forceinline__ void CopyOrZero(unsigned dst, const T* src, bool copy) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(int(sizeof(T))),
+                 "r"(copy ? int(sizeof(T)) : 0)
+                 : "memory");
+  }
+
+  // The op's lower triangle into the tile columns, zeros above the diagonal inside the diagonal
+  // tiles and in the padding (whose pivots Factor takes as 1). The thread's addresses advance by
+  // constant strides; per element: a pointer add, a predicate, one cp.async (the first form,
+  // with the identity padding written by branches, spent 40 % of the kernel's instructions here).
   static __device__ __forceinline__ void CopyMatrixIn(const Args<T>& g, const Slot& s, T* sm) {
     const int n = g.n;
     const T* a = g.a + s.chunk * int64_t(n) * n * g.c + s.lane;
     const TriangleStrides st(g.mode, n, g.c);
-    const bool sym = g.mode == kSymmetrize;
     T* mine = sm + s.m * kMatStride;
+    if constexpr (!kPosv) {
+      if (g.mode == kSymmetrize) return CopySymmetrizedIn(g, s, a, mine);
+    }
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(mine + s.sub));
+    StaticFor<0, kTiles>([&](auto tc) {
+      constexpr int t = decltype(tc)::value;
+      constexpr int kLen = Len(t);
+      const T* row = a + (8 * t + s.sub) * st.rs + 8 * t * st.cs;  // element (8t + sub, 8t)
+#pragma unroll
+      for (int q = 0; 32 * q < kLen; ++q) {
+        const int rr = s.sub + 32 * q;  // row 8t + rr
+        const bool real = s.live && 8 * t + rr < n;
+        const T* src = row + 32 * q * st.rs;
+        if (rr < kLen) {
+#pragma unroll
+          for (int cc = 0; cc < 8; ++cc)  // below the diagonal: rr >= cc (always for q > 0)
+            CopyOrZero(dst + (ColBase(t) + cc * kLen + 32 * q) * unsigned(sizeof(T)), src + cc * st.cs,
+                       real && (q > 0 || s.sub >= cc));
+        }
+      }
+    });
+  }
+
+  // potrf's symmetrize mode: (A + Aᵀ) / 2 through registers (no copy averages two elements).
+  static __device__ __forceinline__ void CopySymmetrizedIn(const Args<T>& g, const Slot& s, const T* a, T* mine) {
+    const int n = g.n;
+    const int64_t rs = int64_t(n) * g.c, cs = g.c;
 #pragma unroll 1
     for (int t = 0; t < kTiles; ++t) {
       const int len = Len(t);
@@ -141,14 +177,9 @@ struct BlockBody {
         const int j = 8 * t + cc;
         for (int rr = s.sub; rr < len; rr += 32) {
           const int i = 8 * t + rr;
-          T* dst = mine + ColBase(t) + cc * len + rr;
-          if (s.live && i < n && i >= j) {
-            const T* src = a + i * st.rs + j * st.cs;
-            if (sym) *dst = (__ldg(src) + __ldg(a + j * st.rs + i * st.cs)) * T(0.5);
-            else __pipeline_memcpy_async(dst, src, sizeof(T));
-          } else {
-            *dst = i == j ? T(1) : T(0);
-          }
+          const bool real = s.live && i < n && i >= j;
+          mine[ColBase(t) + cc * len + rr] =
+              real ? (__ldg(a + i * rs + j * cs) + __ldg(a + j * rs + i * cs)) * T(0.5) : T(0);
         }
       }
     }
@@ -158,12 +189,10 @@ struct BlockBody {
   static __device__ __forceinline__ void CopyRhsIn(const Args<T>& g, const Slot& s, int col, T* sm) {
     const int n = g.n;
     const T* b = g.b + s.chunk * int64_t(n) * g.k * g.c + s.lane + int64_t(col) * g.c;
-    T* dst = sm + s.m * kMatStride + kTri;
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(sm + s.m * kMatStride + kTri));
 #pragma unroll
-    for (int i = s.sub; i < NP; i += 32) {
-      if (s.live && i < n) __pipeline_memcpy_async(dst + i, b + i * int64_t(g.k) * g.c, sizeof(T));
-      else dst[i] = T(0);
-    }
+    for (int i = s.sub; i < NP; i += 32)
+      CopyOrZero(dst + i * unsigned(sizeof(T)), b + i * int64_t(g.k) * g.c, s.live && i < n);
   }
 
   // x (the matrix's vector) out as column `col`, NaN where the factorization failed.
@@ -204,78 +233,86 @@ struct BlockBody {
   }
 
   // ---- one warp, one matrix ----------------------------------------------------------------------
+  // Tile column J: the lane's R row slots (rows 8J + lane + 32 r) updated by the tile columns left
+  // of J, then the 8-wide panel factored. Runtime J (the code for every J unrolled was ~126 KB and
+  // stalled on instruction fetch); R is 2 while the column has more than 32 rows.
+  template <bool FOLD, int R>
+  static __device__ __forceinline__ void FactorTile(T* L, T* y, int lane, int n, int J, int& info) {
+    constexpr int C = FOLD ? 9 : 8;
+    const int len = Len(J);
+    T* col = L + ColBase(J);
+    int row[R];  // the lane's rows, relative to 8J (clamped: a lane past the end redoes the last row)
+    T acc[R][C];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      row[r] = lane + 32 * r < len ? lane + 32 * r : len - 1;
+#pragma unroll
+      for (int c = 0; c < 8; ++c) acc[r][c] = col[c * len + row[r]];
+      if constexpr (FOLD) acc[r][8] = y[8 * J + row[r]];
+    }
+    // The update, acc -= L(rows, p) L(8J .. 8J+7, p) for p < 8J: per column p one broadcast of
+    // its 8 entries in the tile's rows, one load per row slot.
+#pragma unroll 1
+    for (int P = 0; P < J; ++P) {
+      const int len_p = Len(P);
+      const T* from = L + ColBase(P) + 8 * (J - P);  // row 8J of column 8P
+      T yp[8];
+      if constexpr (FOLD) Load8(y + 8 * P, yp);
+#pragma unroll
+      for (int cp = 0; cp < 8; ++cp) {
+        T top[8];
+        Load8(from + cp * len_p, top);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const T li = from[cp * len_p + row[r]];
+#pragma unroll
+          for (int c = 0; c < 8; ++c) acc[r][c] -= li * top[c];
+          if constexpr (FOLD) acc[r][8] -= li * yp[cp];
+        }
+      }
+    }
+    // The panel, right-looking: lane k (first slot) holds row 8J + k of the diagonal tile.
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      T d = 8 * J + k < n ? Shfl(acc[0][k], k) : T(1), rinv;  // the padding: identity
+      Pivot(d, rinv, 8 * J + k, info);
+      T yk = T(0);
+      if constexpr (FOLD) yk = Shfl(acc[0][8], k) * rinv;
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const int i = lane + 32 * r;
+        acc[r][k] = i > k ? acc[r][k] * rinv : i == k ? (kPosv ? rinv : d) : acc[r][k];
+        if constexpr (FOLD) acc[r][8] = i > k ? acc[r][8] - acc[r][k] * yk : i == k ? yk : acc[r][8];
+      }
+#pragma unroll
+      for (int c = k + 1; c < 8; ++c) {
+        const T lc = Shfl(acc[0][k], c);  // L(8J + c, 8J + k), scaled by lane c
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[r][c] -= acc[r][k] * lc;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (lane + 32 * r < len)
+#pragma unroll
+        for (int c = 0; c < 8; ++c) col[c * len + lane + 32 * r] = acc[r][c];
+    if constexpr (FOLD)
+      if (lane < 8) y[8 * J + lane] = acc[0][8];
+    __syncwarp();
+  }
+
   // Left-looking Cholesky over the tile columns. FOLD: y (the matrix's vector, b on entry)
   // becomes L⁻¹ b, carried as a ninth column of every panel. Returns LAPACK's info (the first
   // pivot that is not > 0, NaN included); the factorization goes on through it and the copy out
   // writes NaN.
   template <bool FOLD>
-  static __device__ __forceinline__ int Factor(T* L, T* y, int lane) {
+  static __device__ __forceinline__ int Factor(T* L, T* y, int lane, int n) {
+    constexpr int kTwoSlots = NP > 32 ? (NP - 32 + 7) / 8 : 0;  // tile columns with > 32 rows
     int info = 0;
-    StaticFor<0, kTiles>([&](auto jc) {
-      constexpr int J = decltype(jc)::value;
-      constexpr int kLen = Len(J);
-      constexpr int R = (kLen + 31) / 32;  // rows per lane in this tile column
-      constexpr int C = FOLD ? 9 : 8;
-      T* col = L + ColBase(J);
-      int row[R];  // the lane's rows, relative to 8J (clamped: a lane past the end redoes the last row)
-      T acc[R][C];
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        row[r] = lane + 32 * r < kLen ? lane + 32 * r : kLen - 1;
-#pragma unroll
-        for (int c = 0; c < 8; ++c) acc[r][c] = col[c * kLen + row[r]];
-        if constexpr (FOLD) acc[r][8] = y[8 * J + row[r]];
-      }
-      // Update by the tile columns left of J: acc -= L(rows, p) L(8J .. 8J+7, p) for p < 8J. A
-      // runtime loop over the tile columns (unrolled, ptxas hoisted their loads into 255 registers).
 #pragma unroll 1
-      for (int P = 0; P < J; ++P) {
-        const int len_p = Len(P);
-        const T* from = L + ColBase(P) + 8 * (J - P);  // row 8J of column 8P
-        T yp[8];
-        if constexpr (FOLD) Load8(y + 8 * P, yp);
-#pragma unroll
-        for (int cp = 0; cp < 8; ++cp) {
-          T top[8];
-          Load8(from + cp * len_p, top);
-#pragma unroll
-          for (int r = 0; r < R; ++r) {
-            const T li = from[cp * len_p + row[r]];
-#pragma unroll
-            for (int c = 0; c < 8; ++c) acc[r][c] -= li * top[c];
-            if constexpr (FOLD) acc[r][8] -= li * yp[cp];
-          }
-        }
-      }
-      // The panel, right-looking: lane k (first row) holds row 8J + k of the diagonal tile.
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        T d = Shfl(acc[0][k], k), rinv;
-        Pivot(d, rinv, 8 * J + k, info);
-        T yk = T(0);
-        if constexpr (FOLD) yk = Shfl(acc[0][8], k) * rinv;
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-          const int i = lane + 32 * r;
-          acc[r][k] = i > k ? acc[r][k] * rinv : i == k ? (kPosv ? rinv : d) : acc[r][k];
-          if constexpr (FOLD) acc[r][8] = i > k ? acc[r][8] - acc[r][k] * yk : i == k ? yk : acc[r][8];
-        }
-#pragma unroll
-        for (int c = k + 1; c < 8; ++c) {
-          const T lc = Shfl(acc[0][k], c);  // L(8J + c, 8J + k), scaled by lane c
-#pragma unroll
-          for (int r = 0; r < R; ++r) acc[r][c] -= acc[r][k] * lc;
-        }
-      }
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-        if (lane + 32 * r < kLen)
-#pragma unroll
-          for (int c = 0; c < 8; ++c) col[c * kLen + lane + 32 * r] = acc[r][c];
-      if constexpr (FOLD)
-        if (lane < 8) y[8 * J + lane] = acc[0][8];
-      __syncwarp();
-    });
+    for (int J = 0; J < kTwoSlots; ++J) FactorTile<FOLD, 2>(L, y, lane, n, J, info);
+#pragma unroll 1
+    for (int J = kTwoSlots; J < kTiles; ++J) FactorTile<FOLD, 1>(L, y, lane, n, J, info);
     return info;
   }
 
@@ -300,26 +337,26 @@ struct BlockBody {
   // tile are done; their dot products with the tile's 8 columns are reduced across the warp,
   // then lanes 0..7 solve the 8 x 8 diagonal tile by shuffles.
   static __device__ __forceinline__ void BackwardT(const T* L, T* x, int lane) {
-    StaticFor<0, kTiles>([&](auto jc) {
-      constexpr int J = kTiles - 1 - decltype(jc)::value;
-      constexpr int kLen = Len(J);
+#pragma unroll 1
+    for (int J = kTiles - 1; J >= 0; --J) {
+      const int len = Len(J);
       const T* col = L + ColBase(J);
       T part[8];
 #pragma unroll
       for (int c = 0; c < 8; ++c) part[c] = T(0);
 #pragma unroll
-      for (int r0 = 8; r0 < kLen; r0 += 32) {
+      for (int r0 = 8; r0 < NP; r0 += 32) {  // the rows below the tile: 8 + lane (+ 32)
         const int rel = r0 + lane;
-        const bool real = rel < kLen;
-        const int at = real ? rel : kLen - 1;
+        const bool real = rel < len;
+        const int at = real ? rel : len - 1;
         const T xv = real ? x[8 * J + at] : T(0);
 #pragma unroll
-        for (int c = 0; c < 8; ++c) part[c] += col[c * kLen + at] * xv;
+        for (int c = 0; c < 8; ++c) part[c] += col[c * len + at] * xv;
       }
       const int c0 = lane & 7;
       T t = x[8 * J + c0] - Shfl(Reduce8(part, lane), 4 * c0);
       T diag[8];  // column c0 of the diagonal tile: L(8J + q, 8J + c0) at q
-      Load8(col + c0 * kLen, diag);
+      Load8(col + c0 * len, diag);
       T mine = T(0);
 #pragma unroll
       for (int c = 7; c >= 0; --c) {
@@ -330,7 +367,7 @@ struct BlockBody {
       __syncwarp();  // every lane has read x(8J + c0) before lanes 0..7 overwrite it
       if (lane < 8) x[8 * J + lane] = mine;
       __syncwarp();
-    });
+    }
   }
 
   // y := L⁻¹ y, column by column (posv's right-hand sides after the first, which the factor
@@ -380,7 +417,7 @@ struct BlockBody {
       __pipeline_commit();
       __pipeline_wait_prior(0);
       __syncthreads();
-      const int status = Factor<kPosv>(L, v, lane);
+      const int status = Factor<kPosv>(L, v, lane, g.n);
       if (lane == 0) info[warp] = status;
       if constexpr (kPosv) BackwardT(L, v, lane);
       __syncthreads();
