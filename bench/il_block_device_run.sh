@@ -5,14 +5,26 @@
 #   STEP=tune: the autotuner over KINDS (group, block) for OPS (posv) from n = NMIN, re-timed on
 #     this machine (other kinds and ops keep the records of MERGE, a tuner JSON); it rewrites
 #     cuda/interleaved_tuning.h, copied to $OUT.
-#   STEP=lib: check_interleaved on the committed table (built beside the pip build), pip build,
-#     the interleaved GPU tests, the interleaved bench for both dtypes.
+#   STEP=lib: check_interleaved on the committed table (built beside the pip build; CHECK=0
+#     skips it), pip build, the interleaved GPU tests, the interleaved bench for DTYPES.
+#   STEP=more (on the warm machine of a lib call: the install is kept): the bench for DTYPES and
+#     the GPU backend comparisons (tests/test_backends.py).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out} XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONPATH=$PWD
 mkdir -p "$OUT"
 step() { echo "=== $1 ($(date +%T))"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z ' 'a-z-')
+bench_il() {  # the interleaved bench and its issue-6 target rows, per dtype of DTYPES
+  for dt in ${DTYPES:-float32 float64}; do
+    step "bench $dt"
+    local out="$OUT/$gpu-il-${dt/float/f}.json"
+    timeout "${BENCH_TIMEOUT:-130}" python3 -m bench.run --ops interleaved --n "${NS:-2,8,16,20,24,28,32,40,48,56,64}" \
+      --dtypes "$dt" --out "$out" > "$OUT/bench_$dt.log" 2>&1
+    echo "rc=$?"; grep -E "il_posv" "${out%.json}.md" | head -20
+    python3 -m bench.targets "$out" | grep -i "il_posv" | tail -20
+  done
+}
 case ${STEP:-tune} in
   tune)
     step tune
@@ -24,25 +36,26 @@ case ${STEP:-tune} in
     cp cuda/interleaved_tuning.h "$OUT/" ;;
   lib)
     step build
-    (flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I.); b=/tmp/ilcheck; mkdir -p $b
-     for d in f32 f64; do nvcc "${flags[@]}" -c cuda/interleaved_$d.cu -o $b/$d.o & done; wait
-     nvcc "${flags[@]}" -o $b/check tests/cuda/check_interleaved.cu $b/f32.o $b/f64.o
-     timeout "${CHECK_TIMEOUT:-200}" $b/check > "$OUT/check_interleaved.log" 2>&1
-     echo "check_interleaved rc=$?" >> "$OUT/check_interleaved.log") &
+    if [ "${CHECK:-1}" = 1 ]; then
+      (flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I.); b=/tmp/ilcheck; mkdir -p $b
+       for d in f32 f64; do nvcc "${flags[@]}" -c cuda/interleaved_$d.cu -o $b/$d.o & done; wait
+       nvcc "${flags[@]}" -o $b/check tests/cuda/check_interleaved.cu $b/f32.o $b/f64.o
+       timeout "${CHECK_TIMEOUT:-200}" $b/check > "$OUT/check_interleaved.log" 2>&1
+       echo "check_interleaved rc=$?" >> "$OUT/check_interleaved.log") &
+    fi
     timeout 240 python3 -m pip install --no-build-isolation --no-deps -v -e . > "$OUT/build.log" 2>&1 \
       || { tail -30 "$OUT/build.log"; exit 1; }
     step "GPU tests"
     timeout "${TEST_TIMEOUT:-150}" python3 -m pytest -q -p no:cacheprovider -m gpu -rfE --tb=short \
       tests/test_interleaved.py > "$OUT/pytest_gpu_il.txt" 2>&1
     echo "rc=$?"; tail -4 "$OUT/pytest_gpu_il.txt"
-    for dt in float32 float64; do
-      step "bench $dt"
-      timeout "${BENCH_TIMEOUT:-130}" python3 -m bench.run --ops interleaved --n "${NS:-2,8,16,20,24,28,32,40,48,56,64}" \
-        --dtypes $dt --out "$OUT/$gpu-il-${dt/float/f}.json" > "$OUT/bench_$dt.log" 2>&1
-      echo "rc=$?"; grep -E "il_posv" "$OUT/$gpu-il-${dt/float/f}.md" | head -20
-    done
-    python3 -m bench.targets "$OUT/$gpu-il-f32.json" | grep -i "il_posv" | tail -20
-    python3 -m bench.targets "$OUT/$gpu-il-f64.json" | grep -i "il_posv" | tail -20
-    wait; tail -3 "$OUT/check_interleaved.log" ;;
+    bench_il
+    wait; [ -f "$OUT/check_interleaved.log" ] && tail -3 "$OUT/check_interleaved.log" ;;
+  more)
+    bench_il
+    step "GPU backend tests"
+    timeout "${TEST_TIMEOUT:-150}" python3 -m pytest -q -p no:cacheprovider -m gpu -rfE --tb=short \
+      tests/test_backends.py > "$OUT/pytest_gpu_backends.txt" 2>&1
+    echo "rc=$?"; tail -4 "$OUT/pytest_gpu_backends.txt" ;;
 esac
 step done

@@ -235,8 +235,8 @@ def test_matches_standard_api_and_reads_one_triangle(device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_failures_do_not_touch_neighbours(device, dtype):
-    n = 6
+@pytest.mark.parametrize("n", [6, 40, 64])  # 40, 64: a warp per matrix (kBlock) on the GPU
+def test_failures_do_not_touch_neighbours(device, dtype, n):
     a, _, b = _inputs(n, dtype, batch=40, seed=3)
     bad = a.copy()
     bad[1, 4, 4] = -1.0
