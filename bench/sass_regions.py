@@ -1,6 +1,6 @@
 """Where a kernel's instructions and stall samples go, from Nsight Compute's per-SASS source page
-(`ncu -i R.ncu-rep --page source --print-source sass --csv`, as bench/ncu_il_block.sh and
-bench/ncu_device_run.sh write it): the SASS cut into runs of BUCKET instructions, and for each
+(`ncu -i R.ncu-rep --page source --print-source sass --csv`, as bench/ncu_device_run.sh writes
+it): the SASS cut into runs of BUCKET instructions, and for each
 run holding >= 1 % of the executed instructions or of the stall samples, its share of both and
 its commonest opcodes. Used to find the copy-in and panel costs of the interleaved block kind
 (bench/NOTES.md).

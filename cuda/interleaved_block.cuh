@@ -165,24 +165,27 @@ struct BlockBody {
     });
   }
 
+  // f(t, len, cc, j) for every column j = 8t + cc of every tile column t (len rows from 8t).
+  template <class F>
+  static __device__ __forceinline__ void ForEachColumn(F&& f) {
+#pragma unroll 1
+    for (int t = 0; t < kTiles; ++t) {
+#pragma unroll
+      for (int cc = 0; cc < 8; ++cc) f(t, Len(t), cc, 8 * t + cc);
+    }
+  }
+
   // potrf's symmetrize mode: (A + Aᵀ) / 2 through registers (no copy averages two elements).
   static __device__ __forceinline__ void CopySymmetrizedIn(const Args<T>& g, const Slot& s, const T* a, T* mine) {
     const int n = g.n;
     const int64_t rs = int64_t(n) * g.c, cs = g.c;
-#pragma unroll 1
-    for (int t = 0; t < kTiles; ++t) {
-      const int len = Len(t);
-#pragma unroll
-      for (int cc = 0; cc < 8; ++cc) {
-        const int j = 8 * t + cc;
-        for (int rr = s.sub; rr < len; rr += 32) {
-          const int i = 8 * t + rr;
-          const bool real = s.live && i < n && i >= j;
-          mine[ColBase(t) + cc * len + rr] =
-              real ? (__ldg(a + i * rs + j * cs) + __ldg(a + j * rs + i * cs)) * T(0.5) : T(0);
-        }
+    ForEachColumn([&](int t, int len, int cc, int j) {
+      for (int rr = s.sub; rr < len; rr += 32) {
+        const int i = 8 * t + rr;
+        const bool real = s.live && i < n && i >= j;
+        mine[ColBase(t) + cc * len + rr] = real ? (__ldg(a + i * rs + j * cs) + __ldg(a + j * rs + i * cs)) * T(0.5) : T(0);
       }
-    }
+    });
   }
 
   // Column `col` of the right-hand sides into the matrix's vector (zero past n).
@@ -217,19 +220,11 @@ struct BlockBody {
     const int64_t rs = int64_t(n) * g.c, cs = g.c;
     const T* mine = sm + s.m * kMatStride;
     const bool bad = info[s.m] != 0;
-#pragma unroll 1
-    for (int t = 0; t < kTiles; ++t) {
-      const int len = Len(t);
-#pragma unroll
-      for (int cc = 0; cc < 8; ++cc) {
-        const int j = 8 * t + cc;
-        if (j >= n) break;
-        for (int i = s.sub; i < n; i += 32) {  // above the tile (zero) or in it
-          const T v = i < j ? T(0) : bad ? Scalar<T>::NaN() : mine[ColBase(t) + cc * len + (i - 8 * t)];
-          l[i * rs + j * cs] = v;
-        }
-      }
-    }
+    ForEachColumn([&](int t, int len, int cc, int j) {
+      if (j >= n) return;
+      for (int i = s.sub; i < n; i += 32)  // above the tile (zero) or in it
+        l[i * rs + j * cs] = i < j ? T(0) : bad ? Scalar<T>::NaN() : mine[ColBase(t) + cc * len + (i - 8 * t)];
+    });
   }
 
   // ---- one warp, one matrix ----------------------------------------------------------------------
