@@ -103,6 +103,19 @@ __device__ __forceinline__ T ShflXor(T v, int lane_mask, int width = 32, unsigne
   return __shfl_xor_sync(mask, v, lane_mask, width);
 }
 
+// d (8 x 8, lane: row lane / 4, columns 2 (lane % 4) + {0, 1}) += a (8 x 4, lane: row lane / 4,
+// column lane % 4) * b (4 x 8, lane: row lane % 4, column lane / 4): the f64 tensor-core MMA
+// (sm_80+; exact f64 FMA). LuDmma and LargeDmma are the same instruction.
+__device__ __forceinline__ void MmaF64m8n8k4(double (&d)[2], double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+      : "+d"(d[0]), "+d"(d[1])
+      : "d"(a), "d"(b));
+#else
+  __trap();  // only sm_80 and sm_90 are built
+#endif
+}
+
 // Copies `count` consecutive elements from global `src` into shared `dst`, where element e
 // (e = m * rows * cols + i * cols + j) lands at dst[m * mat_stride + i * row_stride + j], or at
 // dst[m * mat_stride + j * row_stride + i] when `transpose` (square matrices only). Padding the

@@ -38,8 +38,11 @@ namespace batchla {
 namespace il {
 
 // Variant::alt of a block variant: whether registers are capped so that as many blocks fit
-// an SM as its shared memory allows (the tuner times both).
-enum BlockForm : int { kBlockUncapped = 0, kBlockCapped = 1 };
+// an SM as its shared memory allows, and (double only) whether the tile columns' update runs on
+// the tensor cores (DMMA m8n8k4, exact f64 FMA). The tuner times every form.
+enum BlockForm : int { kBlockUncapped = 0, kBlockCapped = 1, kBlockDmmaUncapped = 2, kBlockDmmaCapped = 3 };
+constexpr bool BlockCapped(int form) { return form == kBlockCapped || form == kBlockDmmaCapped; }
+constexpr bool BlockDmma(int form) { return form >= kBlockDmmaUncapped; }
 
 template <typename T, Op OP, int NP, int FORM = kBlockUncapped>
 struct BlockBody {
@@ -68,7 +71,9 @@ struct BlockBody {
   static constexpr int kBySmem = int(228 * 1024 / (kSharedBytes + 1024));
   static constexpr int kBlocksPerSM = kBySmem < 64 / kMats ? kBySmem : 64 / kMats;
   static constexpr int kCapRegs = 65536 / (kBlocksPerSM * kMats * 32) / 8 * 8;
-  static constexpr int kMaxRegs = FORM != kBlockCapped ? 255 : kCapRegs < 64 ? 64 : kCapRegs < 255 ? kCapRegs : 255;
+  static constexpr int kMaxRegs = !BlockCapped(FORM) ? 255 : kCapRegs < 64 ? 64 : kCapRegs < 255 ? kCapRegs : 255;
+  static constexpr bool kDmma = BlockDmma(FORM);
+  static_assert(!kDmma || std::is_same_v<T, double>, "the tensor-core update is double only (exact FMA)");
 
   static size_t SharedBytes(int, int) { return kSharedBytes; }
 
@@ -228,12 +233,48 @@ struct BlockBody {
   }
 
   // ---- one warp, one matrix ----------------------------------------------------------------------
+  // kDmma: tile column J := A(8J.., 8J..8J+7) - L(8J.., 0:8J) L(8J..8J+7, 0:8J)ᵀ in shared memory,
+  // as len / 8 row blocks of 8 x 8 DMMA tiles, 4 columns p per instruction (one instruction for
+  // 256 FMAs, against 8 FMA instructions per column p and row slot). Fragments (as LuDmma):
+  // a = L(8J + 8 rb + g, p + q), b = L(8J + g, p + q) (the same load for rb = 0, negated), d
+  // holds rows 8 rb + g, columns 2 q, 2 q + 1 of the tile column; g = lane / 4, q = lane % 4.
+  static __device__ __forceinline__ void UpdateTileDmma(T* L, int lane, int J) {
+    constexpr int kBlocks = NP / 8;  // row blocks of the longest tile column
+    const int len = Len(J), blocks = len / 8, g = lane >> 2, q = lane & 3;
+    T* col = L + ColBase(J);
+    T d[kBlocks][2];
+#pragma unroll
+    for (int rb = 0; rb < kBlocks; ++rb)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) d[rb][e] = rb < blocks ? col[(2 * q + e) * len + 8 * rb + g] : T(0);
+#pragma unroll 1
+    for (int P = 0; P < J; ++P) {
+      const int len_p = Len(P);
+      const T* from = L + ColBase(P) + 8 * (J - P) + g;  // row 8J + g of column 8P
+#pragma unroll
+      for (int k0 = 0; k0 < 8; k0 += 4) {
+        const T* c = from + (k0 + q) * len_p;  // row 8J + g of column 8P + k0 + q
+        const T b = -c[0];
+#pragma unroll
+        for (int rb = 0; rb < kBlocks; ++rb)
+          if (rb < blocks) detail::MmaF64m8n8k4(d[rb], c[8 * rb], b);  // warp-uniform condition
+      }
+    }
+#pragma unroll
+    for (int rb = 0; rb < kBlocks; ++rb)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        if (rb < blocks) col[(2 * q + e) * len + 8 * rb + g] = d[rb][e];
+    __syncwarp();
+  }
+
   // Tile column J: the lane's R row slots (rows 8J + lane + 32 r) updated by the tile columns left
   // of J, then the 8-wide panel factored. Runtime J (the code for every J unrolled was ~126 KB and
   // stalled on instruction fetch); R is 2 while the column has more than 32 rows.
   template <bool FOLD, int R>
   static __device__ __forceinline__ void FactorTile(T* L, T* y, int lane, int n, int J, int& info) {
     constexpr int C = FOLD ? 9 : 8;
+    if constexpr (kDmma) UpdateTileDmma(L, lane, J);  // the 8 columns; the fold column below
     const int len = Len(J);
     T* col = L + ColBase(J);
     int row[R];  // the lane's rows, relative to 8J (clamped: a lane past the end redoes the last row)
@@ -246,9 +287,9 @@ struct BlockBody {
       if constexpr (FOLD) acc[r][8] = y[8 * J + row[r]];
     }
     // The update, acc -= L(rows, p) L(8J .. 8J+7, p) for p < 8J: per column p one broadcast of
-    // its 8 entries in the tile's rows, one load per row slot.
+    // its 8 entries in the tile's rows, one load per row slot (kDmma: the fold column only).
 #pragma unroll 1
-    for (int P = 0; P < J; ++P) {
+    for (int P = 0; P < (kDmma && !FOLD ? 0 : J); ++P) {
       const int len_p = Len(P);
       const T* from = L + ColBase(P) + 8 * (J - P);  // row 8J of column 8P
       T yp[8];
@@ -256,12 +297,14 @@ struct BlockBody {
 #pragma unroll
       for (int cp = 0; cp < 8; ++cp) {
         T top[8];
-        Load8(from + cp * len_p, top);
+        if constexpr (!kDmma) Load8(from + cp * len_p, top);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
           const T li = from[cp * len_p + row[r]];
+          if constexpr (!kDmma) {
 #pragma unroll
-          for (int c = 0; c < 8; ++c) acc[r][c] -= li * top[c];
+            for (int c = 0; c < 8; ++c) acc[r][c] -= li * top[c];
+          }
           if constexpr (FOLD) acc[r][8] -= li * yp[cp];
         }
       }

@@ -23,7 +23,7 @@ constexpr int kNumOps = 4;
 //        right-hand side into the factor; kLeft: it solves after the factor (fewer registers).
 // kBlock: one warp per matrix, a block's matrices staged in shared memory (potrf and posv only;
 //        interleaved_block.cuh), compiled for the padded size pad (a multiple of 8) and run for
-//        pad - 8 < n <= pad; alt: 0 uncapped, 1 registers capped to the blocks shared memory admits.
+//        pad - 8 < n <= pad; alt (BlockForm): registers capped or not, the update on DMMA (double).
 enum class Kind : int { kFull = 0, kTile = 1, kShared = 2, kGroup = 3, kBlock = 4 };
 
 // The factorization's loop order (the solves have one order each):
@@ -73,7 +73,7 @@ constexpr int GroupPad(int g, int n) { return (n + g - 1) / g * g; }
 
 // kBlock: the padded sizes built (multiples of 8), its forms (Variant::alt), and the padded size for n.
 constexpr int kBlockMinPad = 16;
-constexpr int kBlockForms = 2;
+constexpr int kBlockForms = 4;  // BlockForm: capped or not, DMMA update (double) or not
 constexpr int BlockPad(int n) { return (n + 7) / 8 * 8; }
 constexpr bool BlockOp(Op op) { return op == Op::kPotrf || op == Op::kPosv; }
 

@@ -114,12 +114,16 @@ void AddGroups() {
   }
 }
 
-// Warp per matrix: every padded size from kBlockMinPad, both forms.
+// Warp per matrix: every padded size from kBlockMinPad, every form (BlockForm).
 template <int kPad = kBlockMinPad>
 void AddBlocks() {
   if constexpr (BlockOp(kOp) && kPad <= kTunedMaxN) {
     Add<BlockBody<T, kOp, kPad, kBlockUncapped>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kBlockUncapped);
     Add<BlockBody<T, kOp, kPad, kBlockCapped>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kBlockCapped);
+    if constexpr (sizeof(T) == 8) {  // the update on the f64 tensor cores
+      Add<BlockBody<T, kOp, kPad, kBlockDmmaUncapped>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kBlockDmmaUncapped);
+      Add<BlockBody<T, kOp, kPad, kBlockDmmaCapped>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kBlockDmmaCapped);
+    }
     AddBlocks<kPad + 8>();
   }
 }
