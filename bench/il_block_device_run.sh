@@ -3,7 +3,8 @@
 # bench/NOTES.md "Warp per matrix from shared memory"). A machine stays warm only ~30 s after a
 # call, so each STEP is one whole call:
 #   STEP=tune: the autotuner over KINDS (group, block) for OPS (posv) from n = NMIN, re-timed on
-#     this machine (other kinds and ops keep the records of MERGE, a tuner JSON); it rewrites
+#     this machine (other kinds and ops keep the records of MERGE, a tuner JSON, by default the one
+#     the committed table was written from); it rewrites
 #     cuda/interleaved_tuning.h, copied to $OUT.
 #   STEP=lib: check_interleaved on the committed table (built beside the pip build; CHECK=0
 #     skips it), pip build, the interleaved GPU tests, the interleaved bench for DTYPES.
@@ -29,7 +30,7 @@ case ${STEP:-tune} in
   tune)
     step tune
     timeout "${TUNE_TIMEOUT:-420}" python3 -m bench.autotune_interleaved --kinds "${KINDS:-group,block}" \
-      --ops "${OPS:-posv}" --nmin "${NMIN:-21}" --merge "${MERGE:-bench/results/nvidia-h200-interleaved-tune.json}" \
+      --ops "${OPS:-posv}" --nmin "${NMIN:-21}" --merge "${MERGE:-bench/results/nvidia-h100-session-2026-11-26e-interleaved-tune-dmma.json}" \
       --out "$OUT/$gpu-interleaved-tune.json" > "$OUT/tune.log" 2>&1
     echo "tune rc=$?"; grep -v '^  ' "$OUT/tune.log" | tail -8
     grep -E "(posv|potrf) +n=" "$OUT/tune.log" | tail -100
