@@ -105,14 +105,20 @@ __device__ __forceinline__ T ShflXor(T v, int lane_mask, int width = 32, unsigne
 
 // d (8 x 8, lane: row lane / 4, columns 2 (lane % 4) + {0, 1}) += a (8 x 4, lane: row lane / 4,
 // column lane % 4) * b (4 x 8, lane: row lane % 4, column lane / 4): the f64 tensor-core MMA
-// (sm_80+; exact f64 FMA). LuDmma and LargeDmma are the same instruction.
+// (sm_80+; exact f64 FMA), used by the LU, Cholesky and interleaved trailing updates.
 __device__ __forceinline__ void MmaF64m8n8k4(double (&d)[2], double a, double b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
       : "+d"(d[0]), "+d"(d[1])
       : "d"(a), "d"(b));
-#else
-  __trap();  // only sm_80 and sm_90 are built
+#else  // the same product by shuffles (for completeness: we build sm_80 and sm_90)
+  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    const double av = __shfl_sync(0xffffffffu, a, g * 4 + kk);
+    d[0] = fma(av, __shfl_sync(0xffffffffu, b, kk + 4 * (2 * q)), d[0]);
+    d[1] = fma(av, __shfl_sync(0xffffffffu, b, kk + 4 * (2 * q + 1)), d[1]);
+  }
 #endif
 }
 

@@ -235,7 +235,7 @@ struct BlockBody {
   // ---- one warp, one matrix ----------------------------------------------------------------------
   // kDmma: tile column J := A(8J.., 8J..8J+7) - L(8J.., 0:8J) L(8J..8J+7, 0:8J)ᵀ in shared memory,
   // as len / 8 row blocks of 8 x 8 DMMA tiles, 4 columns p per instruction (one instruction for
-  // 256 FMAs, against 8 FMA instructions per column p and row slot). Fragments (as LuDmma):
+  // 256 FMAs, against 8 FMA instructions per column p and row slot). Fragments (detail::MmaF64m8n8k4):
   // a = L(8J + 8 rb + g, p + q), b = L(8J + g, p + q) (the same load for rb = 0, negated), d
   // holds rows 8 rb + g, columns 2 q, 2 q + 1 of the tile column; g = lane / 4, q = lane % 4.
   static __device__ __forceinline__ void UpdateTileDmma(T* L, int lane, int J) {

@@ -422,24 +422,6 @@ __device__ __forceinline__ void LuGemm(T* C, int64_t ldc, int rows, int cols, co
   }
 }
 
-// d (8 x 8, lane: row lane / 4, columns 2 (lane % 4) + {0, 1}) += a (8 x 4, lane: row lane / 4,
-// column lane % 4) * b (4 x 8, lane: row lane % 4, column lane / 4). f64 tensor-core MMA (sm_80+).
-__device__ __forceinline__ void LuDmma(double (&d)[2], double a, double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-      : "+d"(d[0]), "+d"(d[1])
-      : "d"(a), "d"(b));
-#else  // same product by shuffles (only for completeness: we build sm_80 and sm_90)
-  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-#pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-    const double av = __shfl_sync(0xffffffffu, a, g * 4 + kk);
-    d[0] = fma(av, __shfl_sync(0xffffffffu, b, kk + 4 * (2 * q)), d[0]);
-    d[1] = fma(av, __shfl_sync(0xffffffffu, b, kk + 4 * (2 * q + 1)), d[1]);
-  }
-#endif
-}
-
 // LuGemm for double on tensor cores: the same 16 x 32 warp tiles as 2 x 4 DMMA m8n8k4 tiles.
 template <int NT, bool PRELOAD>
 __device__ __forceinline__ void LuGemmDmma(double* C, int64_t ldc, int rows, int cols, const double* L,
@@ -495,7 +477,7 @@ __device__ __forceinline__ void LuGemmDmma(double* C, int64_t ldc, int rows, int
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
-        for (int nj = 0; nj < 4; ++nj) LuDmma(acc[mi][nj], a[mi], b[nj]);
+        for (int nj = 0; nj < 4; ++nj) detail::MmaF64m8n8k4(acc[mi][nj], a[mi], b[nj]);
     }
 #pragma unroll
     for (int mi = 0; mi < 2; ++mi)

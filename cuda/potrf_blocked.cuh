@@ -168,26 +168,6 @@ __device__ __forceinline__ void LargeTriDecode(int t, int& ti, int& tj) {
   tj = t - r * (r + 1) / 2;
 }
 
-// d (8 x 8 tile, lane: row lane/4, cols 2 (lane%4) + {0,1}) += a (8 x 4, lane: row lane/4, col
-// lane%4) * b (4 x 8, lane: row lane%4, col lane/4).
-__device__ __forceinline__ void LargeDmma(double (&d)[2], double a, double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-      : "+d"(d[0]), "+d"(d[1])
-      : "d"(a), "d"(b));
-#else
-  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-#pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-    const double av = __shfl_sync(0xffffffffu, a, g * 4 + kk);
-    const double b0 = __shfl_sync(0xffffffffu, b, (2 * q) * 4 + kk);
-    const double b1 = __shfl_sync(0xffffffffu, b, (2 * q + 1) * 4 + kk);
-    d[0] = fma(av, b0, d[0]);
-    d[1] = fma(av, b1, d[1]);
-  }
-#endif
-}
-
 // noinline: inlined into the factor loop it spills (255 registers); as a call, none. static: one
 // copy per translation unit (the header is included by more than one .cu).
 static __device__ __noinline__ void LargeUpdateTile(double* A, int n, int k, int i0, int j0, const double* PT,
@@ -218,7 +198,7 @@ static __device__ __noinline__ void LargeUpdateTile(double* A, int n, int k, int
 #pragma unroll
     for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
-      for (int nj = 0; nj < 4; ++nj) LargeDmma(acc[mi][nj], a[mi], b[nj]);
+      for (int nj = 0; nj < 4; ++nj) detail::MmaF64m8n8k4(acc[mi][nj], a[mi], b[nj]);
   }
 #pragma unroll
   for (int mi = 0; mi < 4; ++mi)
