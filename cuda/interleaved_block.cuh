@@ -48,7 +48,7 @@ template <typename T, Op OP, int NP, int FORM = kBlockUncapped>
 struct BlockBody {
   static_assert(OP == Op::kPotrf || OP == Op::kPosv, "the block kind factors (potrf) or solves (posv)");
   static_assert(NP % 8 == 0 && NP >= 8 && NP <= 64, "padded to whole tile columns, at most two rows per lane");
-  static constexpr int kMats = 32 / int(sizeof(T));  // matrices per wave = warps per block
+  static constexpr int kMats = BlockWarps(int(sizeof(T)));  // matrices per wave = warps per block
   static constexpr int kFixedWarps = kMats;
   static constexpr int kThreadsPerMatrix = 32;
   static constexpr bool kStaged = true;  // runs its own loop over waves (il::StagedKernel)

@@ -75,6 +75,8 @@ constexpr int GroupPad(int g, int n) { return (n + g - 1) / g * g; }
 constexpr int kBlockMinPad = 16;
 constexpr int kBlockForms = 4;  // BlockForm: capped or not, DMMA update (double) or not
 constexpr int BlockPad(int n) { return (n + 7) / 8 * 8; }
+// Warps per block (= matrices per wave): one 32 B sector per element of the wave.
+constexpr int BlockWarps(int word_bytes) { return 32 / word_bytes; }
 constexpr bool BlockOp(Op op) { return op == Op::kPotrf || op == Op::kPosv; }
 
 }  // namespace il

@@ -141,10 +141,6 @@ int SmallestPad(int n) {
   return 0;
 }
 
-// Warps per block of the block kind (fixed: one per matrix of a wave, BlockBody::kMats).
-template <typename T>
-constexpr int kBlockWarps = 32 / int(sizeof(T));
-
 struct Timing {
   const Entry* e = nullptr;
   int warps = 0;
@@ -238,7 +234,7 @@ Timing Search(Op op, Problem<T>& p, const std::vector<int64_t>& chunks, int dtyp
     if (e.kind == Kind::kGroup && e.pad != GroupPad(e.nb, p.n)) continue;
     if (e.kind == Kind::kBlock && e.pad != BlockPad(p.n)) continue;
     if (!g_kinds.empty() && g_kinds.find(kKindNames[int(e.kind)]) == std::string::npos) continue;
-    Timing t = TimeOne<T>(e, op, p, e.kind == Kind::kBlock ? kBlockWarps<T> : 2, "variant");
+    Timing t = TimeOne<T>(e, op, p, e.kind == Kind::kBlock ? BlockWarps(int(sizeof(T))) : 2, "variant");
     if (e.kind == Kind::kShared && !(t.seconds < INFINITY))  // may fit one warp per block only
       t = TimeOne<T>(e, op, p, 1, "variant");
     if (t.seconds < best.seconds) best = t;

@@ -114,16 +114,20 @@ void AddGroups() {
   }
 }
 
-// Warp per matrix: every padded size from kBlockMinPad, every form (BlockForm).
+// Warp per matrix: every padded size from kBlockMinPad, every form (BlockForm; the DMMA forms
+// for double only).
+template <int kPad, int kForm = 0>
+void AddBlockForms() {
+  if constexpr (kForm < kBlockForms) {
+    if constexpr (sizeof(T) == 8 || !BlockDmma(kForm))
+      Add<BlockBody<T, kOp, kPad, kForm>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kForm);
+    AddBlockForms<kPad, kForm + 1>();
+  }
+}
 template <int kPad = kBlockMinPad>
 void AddBlocks() {
   if constexpr (BlockOp(kOp) && kPad <= kTunedMaxN) {
-    Add<BlockBody<T, kOp, kPad, kBlockUncapped>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kBlockUncapped);
-    Add<BlockBody<T, kOp, kPad, kBlockCapped>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kBlockCapped);
-    if constexpr (sizeof(T) == 8) {  // the update on the f64 tensor cores
-      Add<BlockBody<T, kOp, kPad, kBlockDmmaUncapped>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kBlockDmmaUncapped);
-      Add<BlockBody<T, kOp, kPad, kBlockDmmaCapped>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kBlockDmmaCapped);
-    }
+    AddBlockForms<kPad>();
     AddBlocks<kPad + 8>();
   }
 }
