@@ -2,12 +2,15 @@
 // LaunchSlogdet entry points of launch.h) and the LU size classes, each in its own files:
 //   small   n <= tuning::kLuSmallMaxN      cuda/lu_small*.{cuh,cu}    LuSmall<T>
 //   blocked n in (kLuSmallMaxN, GetrfMaxN] cuda/lu_blocked*.{cuh,cu}  LuBlocked<T>
+//     (and n <= kLuSmallMaxN where the tile class takes the output: LuTileTakes)
 // getrs (any n) is separate: cuda/getrs*.{cuh,cu}. Semantics of every output: cuda/launch.h.
 // Storage is ROW-MAJOR (launch.h); offsets int64_t.
 #pragma once
 
 #include <cstdint>
 #include <cuda_runtime.h>
+
+#include "cuda/tuning.h"
 
 namespace batchla {
 namespace detail {
@@ -42,6 +45,15 @@ struct LuArgs {
   T* sign = nullptr;
   T* logabsdet = nullptr;
 };
+
+// kFactor / kSlogdet on the tile class (cuda/lu_blocked_tile.cuh), 1 <= n <= 64; LuBlocked calls it
+// where LuTileTakes, for n <= kLuSmallMaxN too (cuda/lu.cu sends those n to LuBlocked).
+template <typename T>
+cudaError_t LuTileRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
+inline bool LuTileTakes(LuOutput out, int n) {
+  return (out == LuOutput::kFactor || out == LuOutput::kSlogdet) && n >= tuning::kLuTileMinN &&
+         n <= tuning::kLuTileMaxN;
+}
 
 // n <= tuning::kLuSmallMaxN, every output kind.
 template <typename T>

@@ -210,6 +210,28 @@ constexpr int kLuLeftMaxN = 512;
 constexpr int kLuComposedMinNF32[4] = {0, 65, 129, 65};  // by LuOutput: -, solve, inverse, slogdet
 constexpr int kLuComposedMinNF64[4] = {0, 65, 129, 65};
 
+// tile class (getrf / slogdet, cuda/lu_blocked_tile.cuh: a warp per matrix, the matrix in shared
+// memory, left-looking in 8-column tiles; bench/NOTES.md "getrf tile class") for kLuTileMinN <= n
+// <= kLuTileMaxN, ahead of the small and warp classes. BATCHLA_LU_TILE_MINN / _MAXN: benchmark
+// variants (MAXN 0: off).
+#ifdef BATCHLA_LU_TILE_MINN
+constexpr int kLuTileMinN = BATCHLA_LU_TILE_MINN;
+#else
+constexpr int kLuTileMinN = 33;
+#endif
+#ifdef BATCHLA_LU_TILE_MAXN
+constexpr int kLuTileMaxN = BATCHLA_LU_TILE_MAXN;
+#else
+constexpr int kLuTileMaxN = 64;
+#endif
+// Tile kernel blocks (one warp, one matrix each) per SM for its register budget: about what shared
+// memory allows at the largest n of each rows-per-lane instantiation (n <= 32: f32 4.6 KB, f64
+// 8.7 KB a matrix; n <= 64: 17.4 / 33.8 KB).
+template <typename T>
+constexpr int LuTileMinBlocks(int rows_per_lane) {
+  return rows_per_lane == 1 ? (sizeof(T) == 8 ? 20 : 32) : (sizeof(T) == 8 ? 6 : 12);
+}
+
 // ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
 // tiny / small / tile classes as trsm's (limits above); panel: a block of warps per matrix.
 // small class sweep: GroupSweep (unrolled, pass at compile time) for float32, trsm's SweepGroup for

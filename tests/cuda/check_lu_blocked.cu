@@ -444,8 +444,8 @@ void CheckAll() {
   // the fused outputs on the medium class at 65 and 100 (the <= 128 register budget). Not reached
   // there: the medium class above 128 (its 1-block-per-SM build), the left class above 256 (its
   // 8-pass band) and the large class (getrf now only where the left class does not fit).
-  const std::vector<int> sizes = SanitizeMode() ? std::vector<int>{33, 64, 65, 100, 233}
-      : std::vector<int>{33, 34, 35, 36, 37, 38, 39, 40, 48, 63, 64, 65, 96, 100, 127, 128, 129, 160, 161,
+  const std::vector<int> sizes = SanitizeMode() ? std::vector<int>{17, 33, 64, 65, 100, 233}
+      : std::vector<int>{17, 20, 24, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 48, 63, 64, 65, 96, 100, 127, 128, 129, 160, 161,
                          200, 232, 233, 256, 300, 384, 511, 512};
   for (int n : sizes) {
     const bool fused = n <= LuBlockedFusedMaxN<T>();
