@@ -52,7 +52,8 @@ template <typename T>
 struct LuTileScratch {
   alignas(16) T ublk[kLuTileW][kLuTileW];  // block rows posted for the forward solve
   alignas(16) T usol[kLuTileW][kLuTileW];  // their solved U block
-  int rowof[kLuTileMaxRows];               // original row pivoted at each position
+  alignas(16) T zero[kLuTileW];            // the L operand of rows a block update must not touch
+  alignas(16) int rowof[kLuTileMaxRows];   // original row pivoted at each position
   int pivs[kLuTileMaxRows];                // 0-based LAPACK pivots
 };
 
@@ -139,18 +140,79 @@ __device__ __forceinline__ void LuTileCopyOut(const T* S, const int* rowof, T* _
   }
 }
 
-// What the pivots leave besides the factor (every lane holds the same values).
+// LuKey (cuda/lu_blocked.cuh) as selects.
+__device__ __forceinline__ unsigned long long LuKeyNoBranch(float x, bool first) {
+  const unsigned long long k = static_cast<unsigned long long>(__float_as_uint(fabsf(x))) + 1ull;
+  return x != x ? (first ? ~0ull : 0ull) : k;
+}
+__device__ __forceinline__ unsigned long long LuKeyNoBranch(double x, bool first) {
+  const unsigned long long k = static_cast<unsigned long long>(__double_as_longlong(fabs(x))) + 1ull;
+  return x != x ? (first ? ~0ull : 0ull) : k;
+}
+// 1 / x correctly rounded (what LAPACK's scaling multiplies by), without the division's general path.
+__device__ __forceinline__ float LuRcp(float x) { return __frcp_rn(x); }
+__device__ __forceinline__ double LuRcp(double x) { return __drcp_rn(x); }
+
+// The lane holding the warp's pivot: largest key, then smallest pos (LAPACK's first max in the
+// current order). Usually one lane holds the largest leading key word: one redux and a ballot;
+// ties fall through to the next key word and then to the smallest pos (LuWarpArgmax's order).
+// f32 keys fit the low word (a NaN-first key ~0 is all ones there too).
+template <typename T>
+__device__ __forceinline__ int LuTileArgmaxLane(unsigned long long key, int pos) {
+  constexpr unsigned kAll = 0xffffffffu;
+  const unsigned lo = unsigned(key);
+  bool top;
+  if constexpr (sizeof(T) == 8) {
+    const unsigned hi = unsigned(key >> 32);
+    top = hi == __reduce_max_sync(kAll, hi);
+    const unsigned m = __ballot_sync(kAll, top);
+    if (__popc(m) == 1) return __ffs(m) - 1;
+    const unsigned lmax = __reduce_max_sync(kAll, top ? lo : 0u);  // every lane (not behind `top &&`)
+    top = top && lo == lmax;
+  } else {
+    top = lo == __reduce_max_sync(kAll, lo);
+  }
+  const unsigned m = __ballot_sync(kAll, top);
+  if (__popc(m) == 1) return __ffs(m) - 1;
+  const unsigned pmin = __reduce_min_sync(kAll, top ? unsigned(pos) : 0x7fffffffu);
+  return __ffs(__ballot_sync(kAll, top && unsigned(pos) == pmin)) - 1;
+}
+
+// What the pivots leave besides the factor, read from it once the matrix is factored (lanes take
+// positions lane, lane + 32 in parallel, instead of a log and counts on every step's chain).
 template <typename T>
 struct LuTileStats {
-  int info = 0;  // 1-based first zero pivot
-  int cnt = 0;   // parity (row exchanges + negative pivots) + 2^20 per zero pivot
-  T logs = T(0);  // slogdet: sum of log|pivot|
+  int info;  // 1-based first zero pivot, 0 if none
+  int odd;   // parity of row exchanges + negative pivots
+  T logs;    // sum of log|pivot| (slogdet only)
 };
+template <typename T>
+__device__ __forceinline__ LuTileStats<T> LuTileStatsOf(const T* S, int ld, const LuTileScratch<T>* sc, int n, int lane,
+                                                        bool logs) {
+  int first_zero = INT_MAX, cnt = 0;
+  T lsum = T(0);
+  for (int p = lane; p < n; p += 32) {
+    const T d = S[sc->rowof[p] * ld + p];
+    if (logs) lsum += log(fabs(d));
+    cnt += (sc->pivs[p] != p) + (d < T(0));
+    if (d == T(0)) first_zero = min(first_zero, p);
+  }
+  LuTileStats<T> st;
+  first_zero = int(__reduce_min_sync(0xffffffffu, unsigned(first_zero)));
+  st.info = first_zero == INT_MAX ? 0 : first_zero + 1;
+  st.odd = int(__reduce_add_sync(0xffffffffu, unsigned(cnt))) & 1;
+  if (logs) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) lsum += __shfl_xor_sync(0xffffffffu, lsum, o);
+  }
+  st.logs = lsum;
+  return st;
+}
 
 // Step 2 for the block of positions p0 = 8 K .. p0 + 7 (all < n).
 template <typename T, int R>
 __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int (&pos)[R], const T* S, int ld,
-                                                  LuTileScratch<T>* sc, int p0, int lane, int n) {
+                                                  LuTileScratch<T>* sc, int p0, int lane) {
   constexpr int W = kLuTileW;
 #pragma unroll
   for (int q = 0; q < R; ++q)
@@ -158,11 +220,14 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
   __syncwarp();
   {  // forward solve with the unit-lower diagonal block; lane c < 8 owns column c
     const int c = lane & (W - 1);
+    const int4 ra = *reinterpret_cast<const int4*>(sc->rowof + p0);
+    const int4 rb = *reinterpret_cast<const int4*>(sc->rowof + p0 + 4);
+    const int rows[W] = {ra.x, ra.y, ra.z, ra.w, rb.x, rb.y, rb.z, rb.w};
     T u[W];
 #pragma unroll
     for (int i = 0; i < W; ++i) {
       T l[W];
-      LuTileLoad8(S + sc->rowof[p0 + i] * ld + p0, l);
+      LuTileLoad8(S + rows[i] * ld + p0, l);
       T acc = sc->ublk[i][c];
 #pragma unroll
       for (int m = 0; m < i; ++m) acc = fma(-l[m], u[m], acc);
@@ -174,16 +239,9 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
     }
   }
   __syncwarp();
-  T l[R][W];
-  bool below[R];
+  T l[R][W];  // the row's L(r, p0 ..), or zeros where the row is not below the block
 #pragma unroll
-  for (int q = 0; q < R; ++q) {
-    const int r = lane + 32 * q;
-    LuTileLoad8(S + (r < n ? r : 0) * ld + p0, l[q]);
-    below[q] = pos[q] >= p0 + W;
-#pragma unroll
-    for (int m = 0; m < W; ++m) l[q][m] = below[q] ? l[q][m] : T(0);
-  }
+  for (int q = 0; q < R; ++q) LuTileLoad8(pos[q] >= p0 + W ? S + (lane + 32 * q) * ld + p0 : sc->zero, l[q]);
 #pragma unroll
   for (int m = 0; m < W; ++m) {
     T u[W];
@@ -201,24 +259,24 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
 // Step 3: getf2 on the tile column's rows with pos >= c0, columns c0 + jj < n.
 template <typename T, int R>
 __device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], LuTileScratch<T>* sc, int c0,
-                                            int n, int lane, LuTileStats<T>& st, bool det) {
+                                            int n, int lane) {
   constexpr int W = kLuTileW;
   StaticFor<0, W>([&](auto jj_) {
     constexpr int jj = decltype(jj_)::value;
     const int j = c0 + jj;
     if (j >= n) return;
+    // the lane's best candidate (selects only: branches here serialized the step)
     unsigned long long key = 0;
     int kp = INT_MAX, kq = 0;
 #pragma unroll
     for (int q = 0; q < R; ++q) {
-      const unsigned long long k = pos[q] >= j ? LuKey(x[q][jj], pos[q] == j) : 0ull;
-      if (k > key || (k == key && k != 0 && pos[q] < kp)) key = k, kp = pos[q], kq = q;
+      const unsigned long long k = pos[q] >= j ? LuKeyNoBranch(x[q][jj], pos[q] == j) : 0ull;
+      const bool better = k > key || (k == key && k != 0 && pos[q] < kp);
+      key = better ? k : key;
+      kp = better ? pos[q] : kp;
+      kq = better ? q : kq;
     }
-    const unsigned long long mykey = key;
-    const int mypos = kp;
-    LuWarpArgmax(key, kp);  // some row is at position j, so key != 0
-    const bool winner = mykey == key && mypos == kp;
-    const int wl = __ffs(__ballot_sync(0xffffffffu, winner)) - 1;
+    const int wl = LuTileArgmaxLane<T>(key, kp);
     T v[W];
 #pragma unroll
     for (int c = jj; c < W; ++c) {
@@ -227,27 +285,105 @@ __device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], 
       for (int q = 1; q < R; ++q) mine = kq == q ? x[q][c] : mine;
       v[c] = __shfl_sync(0xffffffffu, mine, wl);
     }
-    const int prow = __shfl_sync(0xffffffffu, lane + 32 * kq, wl), ppos = kp;
+    const int prow = __shfl_sync(0xffffffffu, lane + 32 * kq, wl), ppos = __shfl_sync(0xffffffffu, kp, wl);
     const T pv = v[jj];
     if (lane == 0) sc->rowof[j] = prow, sc->pivs[j] = ppos;
-    if (pv == T(0) && st.info == 0) st.info = j + 1;
-    if (det) st.logs += log(fabs(pv));  // slogdet only (a uniform branch)
-    st.cnt += (ppos != j) + (pv < T(0)) + (pv == T(0) ? (1 << 20) : 0);
-    const bool tiny = !(fabs(pv) >= LuMinNormal<T>());  // LAPACK: divide instead of 1 / pivot
-    const T rp = T(1) / pv;
+    // LAPACK scales by 1 / pivot unless |pivot| < the smallest normal (then divides; a zero or NaN
+    // pivot too: zero leaves the column unscaled). `tiny` is the same in every lane.
+    const bool tiny = !(fabs(pv) >= LuMinNormal<T>());
+    const T rp = LuRcp(pv);
 #pragma unroll
     for (int q = 0; q < R; ++q) {
       const int p = pos[q];
       pos[q] = lane + 32 * q == prow ? j : (p == j ? ppos : p);
-      if (pos[q] > j) {
-        T l = x[q][jj];
-        if (pv != T(0)) l = tiny ? l / pv : l * rp;
-        x[q][jj] = l;
+      const bool elim = pos[q] > j;
+      T l = x[q][jj] * rp;
+      if (tiny) l = pv != T(0) ? x[q][jj] / pv : x[q][jj];
+      l = elim ? l : T(0);
+      x[q][jj] = elim ? l : x[q][jj];
 #pragma unroll
-        for (int c = jj + 1; c < W; ++c) x[q][c] = fma(-l, v[c], x[q][c]);
-      }
+      for (int c = jj + 1; c < W; ++c) x[q][c] = fma(-l, v[c], x[q][c]);
     }
   });
+}
+
+// gesv, k = 1, once the matrix is factored: L y = P b (forward, blocks of 8 positions), then U x = y
+// (backward). One column, so every lane solves each 8 x 8 diagonal block itself (no second sync,
+// no shared round trip); y lives with its row (lane + 32 q), as the factor's columns do.
+// LuTileSolvePost: the rows at positions p0..p0+7 post y; every lane reads the block's rows of the
+// factor (rows beyond n: row 0, never used) and the posted y.
+template <typename T, int R>
+__device__ __forceinline__ void LuTileSolvePost(const int (&pos)[R], const T (&y)[R], const T* S, int ld,
+                                                LuTileScratch<T>* sc, int n, int p0, T (&u)[kLuTileW][kLuTileW],
+                                                T (&yb)[kLuTileW]) {
+  constexpr int W = kLuTileW;
+#pragma unroll
+  for (int q = 0; q < R; ++q)
+    if (unsigned(pos[q] - p0) < unsigned(W)) sc->ublk[pos[q] - p0][0] = y[q];
+  __syncwarp();
+#pragma unroll
+  for (int i = 0; i < W; ++i) {
+    LuTileLoad8(S + (p0 + i < n ? sc->rowof[p0 + i] : 0) * ld + p0, u[i]);
+    yb[i] = sc->ublk[i][0];
+  }
+  __syncwarp();  // ublk read before the next block posts
+}
+// The rows the block's solution xs updates (forward: below it, backward: above it) take
+// y -= A(r, p0..p0+7) xs; the block's rows take xs.
+template <typename T, int R, bool FORWARD>
+__device__ __forceinline__ void LuTileSolveTake(const int (&pos)[R], T (&y)[R], const T* S, int ld,
+                                                const LuTileScratch<T>* sc, int p0, int lane, const T (&xs)[kLuTileW]) {
+  constexpr int W = kLuTileW;
+#pragma unroll
+  for (int q = 0; q < R; ++q) {
+    const int p = pos[q];
+    const bool other = FORWARD ? p >= p0 + W : (p >= 0 && p < p0), mine = unsigned(p - p0) < unsigned(W);
+    T l[W];
+    LuTileLoad8(other ? S + (lane + 32 * q) * ld + p0 : sc->zero, l);
+    // a block row takes xs[p - p0] as y = 0 + 1 * xs[p - p0] (a select of xs by a runtime index
+    // becomes a local-memory array)
+#pragma unroll
+    for (int m = 0; m < W; ++m) l[m] = p - p0 == m ? T(-1) : l[m];
+    y[q] = mine ? T(0) : y[q];
+#pragma unroll
+    for (int m = 0; m < W; ++m) y[q] = fma(-l[m], xs[m], y[q]);
+  }
+}
+template <typename T, int R>
+__device__ __forceinline__ void LuTileSolve1(const int (&pos)[R], const T* S, int ld, LuTileScratch<T>* sc, int n,
+                                             int lane, const T* __restrict__ b, T* __restrict__ x) {
+  constexpr int W = kLuTileW;
+  T y[R];
+#pragma unroll
+  for (int q = 0; q < R; ++q) y[q] = lane + 32 * q < n ? b[lane + 32 * q] : T(0);
+  for (int p0 = 0; p0 < n; p0 += W) {
+    T u[W][W], yb[W], xs[W];
+    LuTileSolvePost<T, R>(pos, y, S, ld, sc, n, p0, u, yb);
+#pragma unroll
+    for (int i = 0; i < W; ++i) {
+      T acc = yb[i];
+#pragma unroll
+      for (int m = 0; m < i; ++m) acc = fma(-u[i][m], xs[m], acc);
+      xs[i] = p0 + i < n ? acc : T(0);
+    }
+    LuTileSolveTake<T, R, true>(pos, y, S, ld, sc, p0, lane, xs);
+  }
+  for (int p0 = (n - 1) / W * W; p0 >= 0; p0 -= W) {
+    T u[W][W], yb[W], xs[W];
+    LuTileSolvePost<T, R>(pos, y, S, ld, sc, n, p0, u, yb);
+#pragma unroll
+    for (int ii = 0; ii < W; ++ii) {
+      const int i = W - 1 - ii;
+      T acc = yb[i];
+#pragma unroll
+      for (int m = i + 1; m < W; ++m) acc = fma(-u[i][m], xs[m], acc);
+      xs[i] = p0 + i < n ? acc / u[i][i] : T(0);
+    }
+    LuTileSolveTake<T, R, false>(pos, y, S, ld, sc, p0, lane, xs);
+  }
+#pragma unroll
+  for (int q = 0; q < R; ++q)
+    if (pos[q] >= 0) x[pos[q]] = y[q];
 }
 
 template <typename T, int R>
@@ -258,13 +394,15 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R)) LuTileKerne
   T* S = reinterpret_cast<T*>(smraw + sizeof(LuTileScratch<T>));
   const int n = args.n, ld = LuTileLd<T>(n), lane = threadIdx.x, tiles = (n + W - 1) / W;
   const int64_t nn = int64_t(n) * n;
-  const bool det = out == int(LuOutput::kSlogdet);
+  // Once per block, ordered before their reads by the copy-in's __syncwarp: the zero row, and ublk
+  // (the solve's last diagonal block reads rows beyond n it never posts; their values are unused).
+  if (lane < W) sc->zero[lane] = T(0);
+  for (int i = lane; i < W * W; i += 32) sc->ublk[i / W][i % W] = T(0);
   for (int64_t mat = blockIdx.x; mat < args.batch; mat += gridDim.x) {
     LuTileCopyIn(args.a + mat * nn, S, n, ld, lane);
     int pos[R];
 #pragma unroll
     for (int q = 0; q < R; ++q) pos[q] = lane + 32 * q < n ? lane + 32 * q : -1;  // -1: no row
-    LuTileStats<T> st;
     for (int J = 0; J < tiles; ++J) {
       const int c0 = J * W;
       T x[R][W];
@@ -273,19 +411,22 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R)) LuTileKerne
         const int r = lane + 32 * q;
         LuTileLoad8(S + (r < n ? r : 0) * ld + c0, x[q]);
       }
-      for (int p0 = 0; p0 < c0; p0 += W) LuTileBlockUpdate<T, R>(x, pos, S, ld, sc, p0, lane, n);
-      LuTilePanel<T, R>(x, pos, sc, c0, n, lane, st, det);
+      for (int p0 = 0; p0 < c0; p0 += W) LuTileBlockUpdate<T, R>(x, pos, S, ld, sc, p0, lane);
+      LuTilePanel<T, R>(x, pos, sc, c0, n, lane);
 #pragma unroll
       for (int q = 0; q < R; ++q)
         if (lane + 32 * q < n) LuTileStore8(S + (lane + 32 * q) * ld + c0, x[q]);
       __syncwarp();
     }
-    if (det) {
+    const LuTileStats<T> st = LuTileStatsOf(S, ld, sc, n, lane, out == int(LuOutput::kSlogdet));
+    if (out == int(LuOutput::kSlogdet)) {
       if (lane == 0) {
-        const bool zero = st.cnt >= (1 << 20);
-        args.sign[mat] = zero ? T(0) : ((st.cnt & 1) ? T(-1) : T(1));
-        args.logabsdet[mat] = zero ? -LuInf<T>() : st.logs;
+        args.sign[mat] = st.info ? T(0) : (st.odd ? T(-1) : T(1));
+        args.logabsdet[mat] = st.info ? -LuInf<T>() : st.logs;
       }
+    } else if (out == int(LuOutput::kSolve)) {
+      LuTileSolve1<T, R>(pos, S, ld, sc, n, lane, args.b + mat * n, args.x + mat * n);
+      if (lane == 0) args.info[mat] = st.info;
     } else {
       LuTileCopyOut(S, sc->rowof, args.lu + mat * nn, n, ld, lane);
       for (int p = lane; p < n; p += 32) {
@@ -298,12 +439,12 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R)) LuTileKerne
   }
 }
 
-// kFactor / kSlogdet, 1 <= n <= kLuTileMaxRows.
+// kFactor, kSlogdet, kSolve with k = 1; 1 <= n <= kLuTileMaxRows.
 template <typename T>
 cudaError_t LuTileRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
   const int n = args.n;
-  if (n < 1 || n > kLuTileMaxRows || (out != LuOutput::kFactor && out != LuOutput::kSlogdet))
-    return cudaErrorInvalidValue;
+  const bool kind = out == LuOutput::kFactor || out == LuOutput::kSlogdet || (out == LuOutput::kSolve && args.k == 1);
+  if (n < 1 || n > kLuTileMaxRows || !kind) return cudaErrorInvalidValue;
   const size_t smem = LuTileSmemBytes<T>(n);
   auto kern = n <= 32 ? LuTileKernel<T, 1> : LuTileKernel<T, 2>;
   if (smem > 48 * 1024) {

@@ -46,13 +46,14 @@ struct LuArgs {
   T* logabsdet = nullptr;
 };
 
-// kFactor / kSlogdet on the tile class (cuda/lu_blocked_tile.cuh), 1 <= n <= 64; LuBlocked calls it
+// kFactor, kSlogdet and kSolve with k = 1 on the tile class (cuda/lu_blocked_tile.cuh), 1 <= n <= 64; LuBlocked calls it
 // where LuTileTakes, for n <= kLuSmallMaxN too (cuda/lu.cu sends those n to LuBlocked).
 template <typename T>
 cudaError_t LuTileRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
-inline bool LuTileTakes(LuOutput out, int n) {
-  return (out == LuOutput::kFactor || out == LuOutput::kSlogdet) && n >= tuning::kLuTileMinN &&
-         n <= tuning::kLuTileMaxN;
+// k: right-hand sides of a kSolve.
+inline bool LuTileTakes(LuOutput out, int n, int k) {
+  const bool kind = out == LuOutput::kFactor || out == LuOutput::kSlogdet || (out == LuOutput::kSolve && k == 1);
+  return kind && n >= tuning::kLuTileMinN && n <= tuning::kLuTileMaxN;
 }
 
 // n <= tuning::kLuSmallMaxN, every output kind.

@@ -229,7 +229,7 @@ constexpr int kLuTileMaxN = 64;
 // 8.7 KB a matrix; n <= 64: 17.4 / 33.8 KB).
 template <typename T>
 constexpr int LuTileMinBlocks(int rows_per_lane) {
-  return rows_per_lane == 1 ? (sizeof(T) == 8 ? 20 : 32) : (sizeof(T) == 8 ? 6 : 12);
+  return rows_per_lane == 1 ? (sizeof(T) == 8 ? 16 : 24) : (sizeof(T) == 8 ? 6 : 12);
 }
 
 // ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
