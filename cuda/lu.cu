@@ -36,7 +36,7 @@ cudaError_t Dispatch(cudaStream_t s, const LuArgs<T>& args, LuOutput out) {
     }
     return cudaGetLastError();
   }
-  if (n <= tuning::kLuSmallMaxN && !detail::LuTileTakes(out, n, args.k)) return detail::LuSmall<T>(s, args, out);
+  if (n <= tuning::kLuSmallMaxN && !detail::LuTileTakes<T>(out, n, args.k)) return detail::LuSmall<T>(s, args, out);
   return detail::LuBlocked<T>(s, args, out);
 }
 

@@ -1,5 +1,5 @@
-// LU blocked size classes for kLuSmallMaxN < n <= LuBlockedMaxN<T>(): getrf / slogdet on the tile
-// class where LuTileTakes (cuda/lu_blocked_tile.cuh; also for n <= kLuSmallMaxN); getrf on the
+// LU blocked size classes for kLuSmallMaxN < n <= LuBlockedMaxN<T>(): getrf, slogdet and gesv k = 1
+// on the tile class where LuTileTakes (cuda/lu_blocked_tile.cuh; also for n <= kLuSmallMaxN); getrf on the
 // left-looking class from LuLeftMinN (cuda/lu_blocked_left.cuh); otherwise warp (matrix in registers:
 // n <= kLuWarpMaxN, f32 up to LuWarpWideMaxN), medium (matrix in shared memory, every output kind)
 // or large (matrix in global memory, factor only: where the left class does not fit the device).
@@ -86,7 +86,7 @@ template <typename T>
 cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
   const int n = args.n;
   if (n < 1 || args.batch < 1) return cudaErrorInvalidValue;
-  if (LuTileTakes(out, n, args.k)) return LuTileRun<T>(stream, args, out);
+  if (LuTileTakes<T>(out, n, args.k)) return LuTileRun<T>(stream, args, out);
   if (out == LuOutput::kFactor && LuLeftTakes<T>(n)) return LuLeftLaunch<T>(stream, args);
   // n <= 64: matrix in the registers of one (f32) or two (f64) warps, no block barriers; n = 65..128:
   // four (f32) or eight (f64) warps (cuda/lu_blocked_warp.cuh). kSolve with k > 1 stays on the

@@ -1,6 +1,6 @@
 // Batched LU, "tile" class: ONE WARP per matrix, the matrix in SHARED memory, left-looking (Crout)
-// in tile columns of kLuTileW = 8; getrf (kFactor) and slogdet, n <= 64 (range: cuda/tuning.h,
-// LuTileTakes; measurements: bench/NOTES.md, "getrf tile class").
+// in tile columns of kLuTileW = 8; getrf (kFactor), slogdet and gesv with one right-hand side,
+// n <= 64 (range: cuda/tuning.h, LuTileTakes; measurements: bench/NOTES.md, "getrf tile class").
 //
 // Why: the register classes (small: lane = row of the whole matrix; warp: one or two warps hold
 // the matrix) spend every column step on a dependent chain -- argmax, publish the pivot row,
@@ -22,7 +22,8 @@
 //      positions exchanged, multipliers and a rank-1 update of the panel's remaining columns.
 //   4. x back to shared memory.
 // Output: lu(p, :) = A(rowof[p], :) copied out row by row (coalesced); pivots, perm, info; or
-// sign / logabsdet from the pivots and their parity.
+// sign / logabsdet from the pivots and their parity; or x = A^-1 b by blocked forward / backward
+// substitution on the factor in shared memory (LuTileSolve1).
 // Non-finite input: rows not updated in step 2 get x - 0 * usol, so an inf in usol (only from a
 // non-finite or overflowing matrix) turns that matrix's earlier U entries to NaN where LAPACK would
 // keep them (the warp class does the same); other matrices are never touched.
@@ -30,6 +31,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/lu_blocked.cuh"
 #include "cuda/trsm_kernels.cuh"
@@ -87,27 +89,39 @@ __device__ __forceinline__ void LuTileStore8(T* p, const T (&v)[kLuTileW]) {
   }
 }
 
-// The n x n matrix at g (row-major) into S (row stride ld) by cp.async: 16-byte granules where rows
-// are whole granules and g is aligned, else one element per copy; the columns n .. RoundUp(n, 8)
-// - 1 (read by the last tile column) are zeroed.
+// Copies between the row-major n x n matrix at g and S (row stride ld) in units of V elements (V
+// = 16 / sizeof(T): 16-byte granules, where rows are whole granules and g is aligned; else 1).
+// With u = n / V units a row and u <= 32, a lane copies unit lane % u of rows lane / u + k (32 /
+// u): no index math per unit (the flat-index version spent ~15 % of a matrix's instructions at
+// f64 n = 32 there). Rows of more than 32 units (V = 1, n > 32) go one row at a time.
+// IN: g -> S by cp.async (the caller commits and waits); else S row rowof[p] -> g row p.
+template <typename T, int V, bool IN>
+__device__ __forceinline__ void LuTileCopyUnits(const T* src, T* dst, const int* rowof, int n, int ld, int lane) {
+  using U = typename std::conditional<V == 1, T, typename LuVec<T>::type>::type;
+  auto unit = [&](int r, int c) {
+    if constexpr (IN) {
+      trsm_detail::CpAsync<int(sizeof(U))>(dst + r * ld + c, src + r * n + c, true);
+    } else {
+      *reinterpret_cast<U*>(dst + r * n + c) = *reinterpret_cast<const U*>(src + rowof[r] * ld + c);
+    }
+  };
+  const int u = n / V;
+  if (u <= 32) {
+    const int step = 32 / u, dr = lane / u, c = (lane - dr * u) * V;
+    if (dr < step)
+      for (int r = dr; r < n; r += step) unit(r, c);
+  } else {
+    for (int r = 0; r < n; ++r)
+      for (int c = lane; c < n; c += 32) unit(r, c);
+  }
+}
+
+// The matrix at g into S; the columns n .. RoundUp(n, 8) - 1 (read by the last tile column) zeroed.
 template <typename T>
 __device__ __forceinline__ void LuTileCopyIn(const T* __restrict__ g, T* S, int n, int ld, int lane) {
   constexpr int V = 16 / int(sizeof(T));
-  if (n % V == 0 && (reinterpret_cast<uintptr_t>(g) & 15u) == 0) {
-    const int gpr = n / V, total = n * gpr;
-    const float rc = 1.0f / float(gpr);
-    for (int e = lane; e < total; e += 32) {
-      const int r = LuRowOf(e, rc), c = (e - r * gpr) * V;
-      trsm_detail::CpAsync<16>(S + r * ld + c, g + r * n + c, true);
-    }
-  } else {
-    const int total = n * n;
-    const float rc = 1.0f / float(n);
-    for (int e = lane; e < total; e += 32) {
-      const int r = LuRowOf(e, rc);
-      trsm_detail::CpAsync<int(sizeof(T))>(S + r * ld + (e - r * n), g + e, true);
-    }
-  }
+  if (n % V == 0 && (reinterpret_cast<uintptr_t>(g) & 15u) == 0) LuTileCopyUnits<T, V, true>(g, S, nullptr, n, ld, lane);
+  else LuTileCopyUnits<T, 1, true>(g, S, nullptr, n, ld, lane);
   const int nc = RoundUp(n, kLuTileW);
   for (int r = lane; r < n; r += 32)
     for (int c = n; c < nc; ++c) S[r * ld + c] = T(0);
@@ -116,28 +130,13 @@ __device__ __forceinline__ void LuTileCopyIn(const T* __restrict__ g, T* S, int 
   __syncwarp();
 }
 
-// rows x n of S, row p taken from S row rowof[p], to the row-major matrix at g (coalesced: 16-byte
-// stores where rows are whole granules and g is aligned).
+// Row p of the output at g = S row rowof[p].
 template <typename T>
 __device__ __forceinline__ void LuTileCopyOut(const T* S, const int* rowof, T* __restrict__ g, int n, int ld,
                                               int lane) {
   constexpr int V = 16 / int(sizeof(T));
-  if (n % V == 0 && (reinterpret_cast<uintptr_t>(g) & 15u) == 0) {
-    using VT = typename LuVec<T>::type;
-    const int gpr = n / V, total = n * gpr;
-    const float rc = 1.0f / float(gpr);
-    for (int e = lane; e < total; e += 32) {
-      const int p = LuRowOf(e, rc), c = (e - p * gpr) * V;
-      *reinterpret_cast<VT*>(g + p * n + c) = *reinterpret_cast<const VT*>(S + rowof[p] * ld + c);
-    }
-  } else {
-    const int total = n * n;
-    const float rc = 1.0f / float(n);
-    for (int e = lane; e < total; e += 32) {
-      const int p = LuRowOf(e, rc);
-      g[e] = S[rowof[p] * ld + (e - p * n)];
-    }
-  }
+  if (n % V == 0 && (reinterpret_cast<uintptr_t>(g) & 15u) == 0) LuTileCopyUnits<T, V, false>(S, g, rowof, n, ld, lane);
+  else LuTileCopyUnits<T, 1, false>(S, g, rowof, n, ld, lane);
 }
 
 // LuKey (cuda/lu_blocked.cuh) as selects.
@@ -386,8 +385,10 @@ __device__ __forceinline__ void LuTileSolve1(const int (&pos)[R], const T* S, in
     if (pos[q] >= 0) x[pos[q]] = y[q];
 }
 
-template <typename T, int R>
-__global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R)) LuTileKernel(LuArgs<T> args, int out) {
+// SOLVE: kSolve (k = 1); else kFactor / kSlogdet. Separate kernels: the solve's 8 x 8 blocks in
+// registers would otherwise set the factor's register budget, and with it the warps per SM.
+template <typename T, int R, bool SOLVE>
+__global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R, SOLVE)) LuTileKernel(LuArgs<T> args, int out) {
   constexpr int W = kLuTileW;
   extern __shared__ __align__(16) unsigned char smraw[];
   auto* sc = reinterpret_cast<LuTileScratch<T>*>(smraw);
@@ -424,7 +425,7 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R)) LuTileKerne
         args.sign[mat] = st.info ? T(0) : (st.odd ? T(-1) : T(1));
         args.logabsdet[mat] = st.info ? -LuInf<T>() : st.logs;
       }
-    } else if (out == int(LuOutput::kSolve)) {
+    } else if constexpr (SOLVE) {
       LuTileSolve1<T, R>(pos, S, ld, sc, n, lane, args.b + mat * n, args.x + mat * n);
       if (lane == 0) args.info[mat] = st.info;
     } else {
@@ -446,7 +447,9 @@ cudaError_t LuTileRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) 
   const bool kind = out == LuOutput::kFactor || out == LuOutput::kSlogdet || (out == LuOutput::kSolve && args.k == 1);
   if (n < 1 || n > kLuTileMaxRows || !kind) return cudaErrorInvalidValue;
   const size_t smem = LuTileSmemBytes<T>(n);
-  auto kern = n <= 32 ? LuTileKernel<T, 1> : LuTileKernel<T, 2>;
+  const bool solve = out == LuOutput::kSolve;
+  auto kern = n <= 32 ? (solve ? LuTileKernel<T, 1, true> : LuTileKernel<T, 1, false>)
+                      : (solve ? LuTileKernel<T, 2, true> : LuTileKernel<T, 2, false>);
   if (smem > 48 * 1024) {
     const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
     if (e != cudaSuccess) return e;

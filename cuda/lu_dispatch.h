@@ -50,10 +50,11 @@ struct LuArgs {
 // where LuTileTakes, for n <= kLuSmallMaxN too (cuda/lu.cu sends those n to LuBlocked).
 template <typename T>
 cudaError_t LuTileRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
-// k: right-hand sides of a kSolve.
-inline bool LuTileTakes(LuOutput out, int n, int k) {
-  const bool kind = out == LuOutput::kFactor || out == LuOutput::kSlogdet || (out == LuOutput::kSolve && k == 1);
-  return kind && n >= tuning::kLuTileMinN && n <= tuning::kLuTileMaxN;
+// k: right-hand sides of a kSolve (the tile class solves k = 1).
+template <typename T>
+bool LuTileTakes(LuOutput out, int n, int k) {
+  const int lo = (sizeof(T) == 8 ? tuning::kLuTileMinNF64 : tuning::kLuTileMinNF32)[int(out)];
+  return n >= lo && n <= tuning::kLuTileMaxN && (out != LuOutput::kSolve || k == 1);
 }
 
 // n <= tuning::kLuSmallMaxN, every output kind.

@@ -210,14 +210,20 @@ constexpr int kLuLeftMaxN = 512;
 constexpr int kLuComposedMinNF32[4] = {0, 65, 129, 65};  // by LuOutput: -, solve, inverse, slogdet
 constexpr int kLuComposedMinNF64[4] = {0, 65, 129, 65};
 
-// tile class (getrf / slogdet, cuda/lu_blocked_tile.cuh: a warp per matrix, the matrix in shared
-// memory, left-looking in 8-column tiles; bench/NOTES.md "getrf tile class") for kLuTileMinN <= n
-// <= kLuTileMaxN, ahead of the small and warp classes. BATCHLA_LU_TILE_MINN / _MAXN: benchmark
-// variants (MAXN 0: off).
+// tile class (cuda/lu_blocked_tile.cuh: a warp per matrix, the matrix in shared memory, left-looking
+// in 8-column tiles; bench/NOTES.md "getrf tile class"): getrf, slogdet and gesv with one
+// right-hand side, from these n (by LuOutput: factor, solve, inverse (not offered), slogdet) up to
+// kLuTileMaxN, ahead of the small and warp classes. Measured (H100, check timings): the warp class
+// is 1.8-3.4x slower at n = 40..64 for every offered output; at n <= 32 the small class is faster
+// for f32 (getrf a tie at 32, slogdet 259 vs 293 us) and for f64 gesv (290 vs 364), slower for f64
+// getrf / slogdet (n = 32: 323 / 271 vs 265 / 240 us). BATCHLA_LU_TILE_MINN / _MAXN: benchmark
+// variants (MINN: every output; MAXN 0: off).
 #ifdef BATCHLA_LU_TILE_MINN
-constexpr int kLuTileMinN = BATCHLA_LU_TILE_MINN;
+constexpr int kLuTileMinNF32[4] = {BATCHLA_LU_TILE_MINN, BATCHLA_LU_TILE_MINN, 1 << 30, BATCHLA_LU_TILE_MINN};
+constexpr int kLuTileMinNF64[4] = {BATCHLA_LU_TILE_MINN, BATCHLA_LU_TILE_MINN, 1 << 30, BATCHLA_LU_TILE_MINN};
 #else
-constexpr int kLuTileMinN = 33;
+constexpr int kLuTileMinNF32[4] = {33, 33, 1 << 30, 33};
+constexpr int kLuTileMinNF64[4] = {17, 33, 1 << 30, 17};
 #endif
 #ifdef BATCHLA_LU_TILE_MAXN
 constexpr int kLuTileMaxN = BATCHLA_LU_TILE_MAXN;
@@ -226,10 +232,12 @@ constexpr int kLuTileMaxN = 64;
 #endif
 // Tile kernel blocks (one warp, one matrix each) per SM for its register budget: about what shared
 // memory allows at the largest n of each rows-per-lane instantiation (n <= 32: f32 4.6 KB, f64
-// 8.7 KB a matrix; n <= 64: 17.4 / 33.8 KB).
+// 8.7 KB a matrix, + 1.6 KB scratch; n <= 64: 17.4 / 33.8 KB); the solve kernel (8 x 8 blocks in
+// registers) gets more registers where n <= 32.
 template <typename T>
-constexpr int LuTileMinBlocks(int rows_per_lane) {
-  return rows_per_lane == 1 ? (sizeof(T) == 8 ? 16 : 24) : (sizeof(T) == 8 ? 6 : 12);
+constexpr int LuTileMinBlocks(int rows_per_lane, bool solve) {
+  if (rows_per_lane == 1) return sizeof(T) == 8 ? (solve ? 16 : 20) : (solve ? 24 : 32);
+  return sizeof(T) == 8 ? 6 : 18;  // f32: 113 registers (at 12 ptxas took 140: n = 40 0.48 -> 0.56 ms)
 }
 
 // ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
