@@ -214,16 +214,18 @@ constexpr int kLuComposedMinNF64[4] = {0, 65, 129, 65};
 // in 8-column tiles; bench/NOTES.md "getrf tile class"): getrf, slogdet and gesv with one
 // right-hand side, from these n (by LuOutput: factor, solve, inverse (not offered), slogdet) up to
 // kLuTileMaxN, ahead of the small and warp classes. Measured (H100, check timings): the warp class
-// is 1.8-3.4x slower at n = 40..64 for every offered output; at n <= 32 the small class is faster
-// for f32 (getrf a tie at 32, slogdet 259 vs 293 us) and for f64 gesv (290 vs 364), slower for f64
-// getrf / slogdet (n = 32: 323 / 271 vs 265 / 240 us). BATCHLA_LU_TILE_MINN / _MAXN: benchmark
-// variants (MINN: every output; MAXN 0: off).
+// is 1.8-3.4x slower at n = 40..64 for every offered output. At n <= 32 the tile class costs about
+// the same per matrix for every n of a tile-column count, so it wins only near multiples of 8: the
+// small class stays faster for f32 (n = 32 getrf 317 vs 307 us, slogdet 259 vs 288), for f64 gesv
+// (290 vs 367) and for f64 getrf / slogdet below n = 31 (n = 28: 325 vs 337 us; 24: 349 vs 300 is
+// the exception), slower from 31 (n = 32: 323 / 271 vs 273 / 242 us).
+// BATCHLA_LU_TILE_MINN / _MAXN: benchmark variants (MINN: every output; MAXN 0: off).
 #ifdef BATCHLA_LU_TILE_MINN
 constexpr int kLuTileMinNF32[4] = {BATCHLA_LU_TILE_MINN, BATCHLA_LU_TILE_MINN, 1 << 30, BATCHLA_LU_TILE_MINN};
 constexpr int kLuTileMinNF64[4] = {BATCHLA_LU_TILE_MINN, BATCHLA_LU_TILE_MINN, 1 << 30, BATCHLA_LU_TILE_MINN};
 #else
 constexpr int kLuTileMinNF32[4] = {33, 33, 1 << 30, 33};
-constexpr int kLuTileMinNF64[4] = {17, 33, 1 << 30, 17};
+constexpr int kLuTileMinNF64[4] = {31, 33, 1 << 30, 31};
 #endif
 #ifdef BATCHLA_LU_TILE_MAXN
 constexpr int kLuTileMaxN = BATCHLA_LU_TILE_MAXN;
