@@ -126,6 +126,19 @@ __device__ __forceinline__ unsigned long long LuKey(double x, bool first) {
   if (x != x) return first ? ~0ull : 0ull;
   return static_cast<unsigned long long>(__double_as_longlong(fabs(x))) + 1ull;
 }
+// LuKey as selects (a branch there serialized the pivot steps: bench/NOTES.md, "getrf tile class").
+__device__ __forceinline__ unsigned long long LuKeyNoBranch(float x, bool first) {
+  const unsigned long long k = static_cast<unsigned long long>(__float_as_uint(fabsf(x))) + 1ull;
+  return x != x ? (first ? ~0ull : 0ull) : k;
+}
+__device__ __forceinline__ unsigned long long LuKeyNoBranch(double x, bool first) {
+  const unsigned long long k = static_cast<unsigned long long>(__double_as_longlong(fabs(x))) + 1ull;
+  return x != x ? (first ? ~0ull : 0ull) : k;
+}
+// 1 / x correctly rounded (what LAPACK's scaling multiplies by), without the division's general path.
+__device__ __forceinline__ float LuRcp(float x) { return __frcp_rn(x); }
+__device__ __forceinline__ double LuRcp(double x) { return __drcp_rn(x); }
+
 // Warp argmax of (key, row): largest key, then smallest row; every lane gets the result. Warp
 // reductions on the integer pipe (sm_80+ redux): 32-bit halves of the key, then the row.
 __device__ __forceinline__ void LuWarpArgmax(unsigned long long& key, int& row) {
@@ -135,6 +148,26 @@ __device__ __forceinline__ void LuWarpArgmax(unsigned long long& key, int& row) 
   const bool top = hi == hmax && lo == lmax;
   row = int(__reduce_min_sync(0xffffffffu, top ? unsigned(row) : 0x7fffffffu));
   key = (static_cast<unsigned long long>(hmax) << 32) | lmax;
+}
+// LuWarpArgmax, usually with one reduction: when one lane holds the largest leading key word (f64:
+// the high word; f32 keys fit the low word, a first-NaN key ~0 is all ones there too), that lane
+// wins and its (key, row) is broadcast; ties fall back to LuWarpArgmax.
+// BATCHLA_LU_PIVOT_FAST=0: LuWarpArgmax always (benchmark variant).
+template <typename T>
+__device__ __forceinline__ void LuWarpArgmaxFast(unsigned long long& key, int& row) {
+#if defined(BATCHLA_LU_PIVOT_FAST) && !BATCHLA_LU_PIVOT_FAST
+  LuWarpArgmax(key, row);
+#else
+  const unsigned word = sizeof(T) == 8 ? unsigned(key >> 32) : unsigned(key);
+  const unsigned m = __ballot_sync(0xffffffffu, word == __reduce_max_sync(0xffffffffu, word));
+  if (__popc(m) != 1) {
+    LuWarpArgmax(key, row);
+    return;
+  }
+  const int wl = __ffs(m) - 1;
+  key = __shfl_sync(0xffffffffu, key, wl);
+  row = __shfl_sync(0xffffffffu, row, wl);
+#endif
 }
 
 // Block-wide pivot search of column step j: the row r (j <= r < m) whose column-j value has the
@@ -148,10 +181,12 @@ __device__ __forceinline__ int LuBlockPivot(const T (&v)[R], int j, int m, LuSha
 #pragma unroll
   for (int q = 0; q < R; ++q) {  // thread (slots in row order), warp, block
     const int r = tid + q * NT;
-    const unsigned long long kq = (r >= j && r < m) ? LuKey(v[q], r == j) : 0ull;
-    if (kq > key) key = kq, bi = r;
+    const unsigned long long kq = (r >= j && r < m) ? LuKeyNoBranch(v[q], r == j) : 0ull;
+    const bool better = kq > key;
+    key = better ? kq : key;
+    bi = better ? r : bi;
   }
-  LuWarpArgmax(key, bi);
+  LuWarpArgmaxFast<T>(key, bi);
   if (lane == 0) sh->redk[warp] = key, sh->redi[warp] = bi;
   __syncthreads();
   key = sh->redk[0], bi = sh->redi[0];

@@ -139,19 +139,6 @@ __device__ __forceinline__ void LuTileCopyOut(const T* S, const int* rowof, T* _
   else LuTileCopyUnits<T, 1, false>(S, g, rowof, n, ld, lane);
 }
 
-// LuKey (cuda/lu_blocked.cuh) as selects.
-__device__ __forceinline__ unsigned long long LuKeyNoBranch(float x, bool first) {
-  const unsigned long long k = static_cast<unsigned long long>(__float_as_uint(fabsf(x))) + 1ull;
-  return x != x ? (first ? ~0ull : 0ull) : k;
-}
-__device__ __forceinline__ unsigned long long LuKeyNoBranch(double x, bool first) {
-  const unsigned long long k = static_cast<unsigned long long>(__double_as_longlong(fabs(x))) + 1ull;
-  return x != x ? (first ? ~0ull : 0ull) : k;
-}
-// 1 / x correctly rounded (what LAPACK's scaling multiplies by), without the division's general path.
-__device__ __forceinline__ float LuRcp(float x) { return __frcp_rn(x); }
-__device__ __forceinline__ double LuRcp(double x) { return __drcp_rn(x); }
-
 // The lane holding the warp's pivot: largest key, then smallest pos (LAPACK's first max in the
 // current order). Usually one lane holds the largest leading key word: one redux and a ballot;
 // ties fall through to the next key word and then to the smallest pos (LuWarpArgmax's order).

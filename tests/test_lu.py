@@ -11,7 +11,7 @@ from conftest import DEVICES, DTYPES, SIZES, THRESHOLD, batch_for, eps, norm1, s
 import jax_batchla.linalg as bla
 import jax_batchla.scipy.linalg as bsl
 
-LU_SIZES = SIZES + [300]
+LU_SIZES = SIZES + [48, 57, 300]  # 48, 57: inside the GPU tile class (33..64)
 
 
 def general(rng, shape, n, dtype, cond=100.0):
@@ -88,6 +88,20 @@ def test_pivots_match_lapack(device, n):
         np.testing.assert_array_equal(np.asarray(piv[m]), ref_piv)
         np.testing.assert_allclose(np.asarray(lu[m]), ref_lu, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(np.asarray(piv[1]), [n - 1] * n)
+
+
+@pytest.mark.parametrize("n", [8, 24, 32, 40, 64])
+def test_pivot_ties_match_lapack(device, n):
+    """Entries in {-2, ..., 2}: most columns hold several rows of equal |a| at every step, so the
+    pivot search must pick LAPACK's first maximum in the current row order (the GPU kernels' tie
+    paths: equal keys, then the smallest position)."""
+    rng = np.random.default_rng(7 + n)
+    a = rng.integers(-2, 3, (4, n, n)).astype(np.float64)
+    lu, piv = bsl.lu_factor(a)
+    for m in range(a.shape[0]):
+        ref_lu, ref_piv = sla.lu_factor(a[m], check_finite=False)
+        np.testing.assert_array_equal(np.asarray(piv[m]), ref_piv)
+        np.testing.assert_allclose(np.asarray(lu[m]), ref_lu, rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
