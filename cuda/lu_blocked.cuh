@@ -149,26 +149,6 @@ __device__ __forceinline__ void LuWarpArgmax(unsigned long long& key, int& row) 
   row = int(__reduce_min_sync(0xffffffffu, top ? unsigned(row) : 0x7fffffffu));
   key = (static_cast<unsigned long long>(hmax) << 32) | lmax;
 }
-// LuWarpArgmax, usually with one reduction: when one lane holds the largest leading key word (f64:
-// the high word; f32 keys fit the low word, a first-NaN key ~0 is all ones there too), that lane
-// wins and its (key, row) is broadcast; ties fall back to LuWarpArgmax.
-// BATCHLA_LU_PIVOT_FAST=0: LuWarpArgmax always (benchmark variant).
-template <typename T>
-__device__ __forceinline__ void LuWarpArgmaxFast(unsigned long long& key, int& row) {
-#if defined(BATCHLA_LU_PIVOT_FAST) && !BATCHLA_LU_PIVOT_FAST
-  LuWarpArgmax(key, row);
-#else
-  const unsigned word = sizeof(T) == 8 ? unsigned(key >> 32) : unsigned(key);
-  const unsigned m = __ballot_sync(0xffffffffu, word == __reduce_max_sync(0xffffffffu, word));
-  if (__popc(m) != 1) {
-    LuWarpArgmax(key, row);
-    return;
-  }
-  const int wl = __ffs(m) - 1;
-  key = __shfl_sync(0xffffffffu, key, wl);
-  row = __shfl_sync(0xffffffffu, row, wl);
-#endif
-}
 
 // Block-wide pivot search of column step j: the row r (j <= r < m) whose column-j value has the
 // largest LuKey, the smallest such r on ties (LAPACK idamax); j when every candidate is NaN. v[q]
@@ -181,12 +161,10 @@ __device__ __forceinline__ int LuBlockPivot(const T (&v)[R], int j, int m, LuSha
 #pragma unroll
   for (int q = 0; q < R; ++q) {  // thread (slots in row order), warp, block
     const int r = tid + q * NT;
-    const unsigned long long kq = (r >= j && r < m) ? LuKeyNoBranch(v[q], r == j) : 0ull;
-    const bool better = kq > key;
-    key = better ? kq : key;
-    bi = better ? r : bi;
+    const unsigned long long kq = (r >= j && r < m) ? LuKey(v[q], r == j) : 0ull;
+    if (kq > key) key = kq, bi = r;
   }
-  LuWarpArgmaxFast<T>(key, bi);
+  LuWarpArgmax(key, bi);
   if (lane == 0) sh->redk[warp] = key, sh->redi[warp] = bi;
   __syncthreads();
   key = sh->redk[0], bi = sh->redi[0];

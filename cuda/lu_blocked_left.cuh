@@ -140,7 +140,7 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
     const T pv = sc->pval;
     if (pv == T(0) && info == 0) info = k + j + 1;
     const bool tiny = !(fabs(pv) >= LuMinNormal<T>());  // LAPACK: divide instead of 1/pivot
-    const T rp = LuRcp(pv);
+    const T rp = T(1) / pv;
     if (p != j && tid == pt) {  // old row j moves to row p
       const int xs = sc->xsrc;
 #pragma unroll
