@@ -13,5 +13,5 @@ done
 wait
 cat /tmp/san_*.sum | tee "$out"
 for tool in racecheck memcheck initcheck; do
-  grep -m3 -B2 -A8 "Invalid\|Hazard\|Uninitialized" "/tmp/san_$tool.log" >> "$out"
+  grep -m3 -B2 -A8 "Invalid\|Hazard\|Uninitialized\|Race reported\|Warning" "/tmp/san_$tool.log" >> "$out"
 done

@@ -396,8 +396,8 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R, SOLVE)) LuTi
       T x[R][W];
 #pragma unroll
       for (int q = 0; q < R; ++q) {
-        const int r = lane + 32 * q;
-        LuTileLoad8(S + (r < n ? r : 0) * ld + c0, x[q]);
+        const int r = lane + 32 * q;  // a lane without a row reads the zero row (not row 0: lane 0 writes it below)
+        LuTileLoad8(r < n ? S + r * ld + c0 : sc->zero, x[q]);
       }
       for (int p0 = 0; p0 < c0; p0 += W) LuTileBlockUpdate<T, R>(x, pos, S, ld, sc, p0, lane);
       LuTilePanel<T, R>(x, pos, sc, c0, n, lane);
