@@ -222,7 +222,7 @@ def test_lstsq_primitive_matches_numpy(device):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_blocked_r_factor_is_lapacks(device, dtype):
     """qr_blocked.r_factor (qr mode 'r' for large m <= 512 on CUDA; called directly here, so on
-    every device): R with LAPACK's signs, a last panel of 4 columns, a zero column, and a NaN
+    every device): R with LAPACK's signs, a short last panel (36 columns), a zero column, and a NaN
     matrix that leaves its neighbours bit-identical."""
     rng = np.random.default_rng(23)
     a = random(rng, (3, 300, 100), dtype)
@@ -248,7 +248,8 @@ def test_qr_r_lowering_follows_the_blocked_rule():
             return jax.jit(qr_ops.qr_r).lower(jax.ShapeDtypeStruct(shape, dtype)).as_text()
 
     cases = [((64, 256, 256), np.float32, True), ((64, 256, 128), np.float64, True),
-             ((64, 128, 128), np.float32, False), ((8, 64, 64), np.float64, False)]
+             ((64, 128, 128), np.float32, True), ((8, 64, 64), np.float64, False),
+             ((64, 96, 96), np.float32, False)]
     for shape, dtype, blocked in cases:
         assert qr_ops._qr_r_blocked_wins(dtype, *shape[-2:]) == blocked
         assert ("batchla_qr_r" not in hlo(shape, dtype)) == blocked, (shape, dtype, blocked)

@@ -23,6 +23,11 @@ from .qr import _upper_square, geqrf
 from .triangular import trsm
 
 PANEL = 32  # columns per panel: the geqrf kernel's reflector block
+# qr mode 'r' (m <= 512, one geqrf a panel): 64-column panels, half the launches and glue of 32
+# (H100, bench/qr_panel_ab.py: f32 n = 128 / 256 / 512 3.18 / 4.18 / 6.72 -> 2.93 / 3.93 / 5.46 ms,
+# f64 3.04 / 3.79 / 6.08 -> 2.85 / 3.82 / 5.19; 96 and 128 slower at every n: the kernel's geqrf
+# of wider panels costs more than the glue they save; bench/NOTES.md "Blocked qr mode 'r'").
+R_PANEL = 64
 ROWS_PER_BLOCK = 512  # rows of one leaf of a panel's tree: geqrf keeps 512 x 32 on chip (f64 too)
 _HIGHEST = lax.Precision.HIGHEST  # no TF32 (DESIGN.md)
 
@@ -31,8 +36,10 @@ _HIGHEST = lax.Precision.HIGHEST  # no TF32 (DESIGN.md)
 # -> (least n, least m n). lstsq won at every batch tried (8..512) from there: f32 n = 128, m = 512
 # 2.0x but n = 64, m = 512 0.9x; f64 n = 64, m = 512 2.2x, n = 128, m = 256 2.0x, n = 64, m = 256
 # 1.0x. qr mode 'r' (square, the bench's batch): f32 n = 128 0.99x, 256 2.07x; f64 n = 128 1.48x.
+# qr mode 'r' with R_PANEL: f32 n = 128 2.93 ms blocked vs 3.19 kernel, f64 2.85 vs 3.10 (smaller n
+# not measured: the kernel keeps them).
 _WINS_FROM = {("lstsq", 4): (2 * PANEL, 1 << 16), ("lstsq", 8): (2 * PANEL, 1 << 15),
-              ("qr_r", 4): (2 * PANEL, 1 << 16), ("qr_r", 8): (128, 0)}
+              ("qr_r", 4): (128, 0), ("qr_r", 8): (128, 0)}
 
 
 def wins(op: str, dtype, m: int, n: int) -> bool:
@@ -122,4 +129,4 @@ def lstsq(a, b, rows_per_block: int = ROWS_PER_BLOCK):
 
 def r_factor(a):
     """R (..., n, n) of a (..., m, n), m >= n (LAPACK's signs where m <= ROWS_PER_BLOCK)."""
-    return factor(a, a.shape[-1])[0]
+    return factor(a, a.shape[-1], panel=R_PANEL)[0]
