@@ -93,7 +93,8 @@ __device__ __forceinline__ void LuTileStore8(T* p, const T (&v)[kLuTileW]) {
 // = 16 / sizeof(T): 16-byte granules, where rows are whole granules and g is aligned; else 1).
 // With u = n / V units a row and u <= 32, a lane copies unit lane % u of rows lane / u + k (32 /
 // u): no index math per unit (the flat-index version spent ~15 % of a matrix's instructions at
-// f64 n = 32 there). Rows of more than 32 units (V = 1, n > 32) go one row at a time.
+// f64 n = 32 there; the time moved within noise). Rows of more than 32 units (V = 1, n > 32) go one
+// row at a time.
 // IN: g -> S by cp.async (the caller commits and waits); else S row rowof[p] -> g row p.
 template <typename T, int V, bool IN>
 __device__ __forceinline__ void LuTileCopyUnits(const T* src, T* dst, const int* rowof, int n, int ld, int lane) {
@@ -406,15 +407,15 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R, SOLVE)) LuTi
         if (lane + 32 * q < n) LuTileStore8(S + (lane + 32 * q) * ld + c0, x[q]);
       __syncwarp();
     }
-    const LuTileStats<T> st = LuTileStatsOf(S, ld, sc, n, lane, out == int(LuOutput::kSlogdet));
-    if (out == int(LuOutput::kSlogdet)) {
+    const LuTileStats<T> st = LuTileStatsOf(S, ld, sc, n, lane, !SOLVE && out == int(LuOutput::kSlogdet));
+    if constexpr (SOLVE) {
+      LuTileSolve1<T, R>(pos, S, ld, sc, n, lane, args.b + mat * n, args.x + mat * n);
+      if (lane == 0) args.info[mat] = st.info;
+    } else if (out == int(LuOutput::kSlogdet)) {
       if (lane == 0) {
         args.sign[mat] = st.info ? T(0) : (st.odd ? T(-1) : T(1));
         args.logabsdet[mat] = st.info ? -LuInf<T>() : st.logs;
       }
-    } else if constexpr (SOLVE) {
-      LuTileSolve1<T, R>(pos, S, ld, sc, n, lane, args.b + mat * n, args.x + mat * n);
-      if (lane == 0) args.info[mat] = st.info;
     } else {
       LuTileCopyOut(S, sc->rowof, args.lu + mat * nn, n, ld, lane);
       for (int p = lane; p < n; p += 32) {
@@ -433,15 +434,11 @@ cudaError_t LuTileRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) 
   const int n = args.n;
   const bool kind = out == LuOutput::kFactor || out == LuOutput::kSlogdet || (out == LuOutput::kSolve && args.k == 1);
   if (n < 1 || n > kLuTileMaxRows || !kind) return cudaErrorInvalidValue;
-  const size_t smem = LuTileSmemBytes<T>(n);
+  static_assert(LuTileSmemBytes<double>(kLuTileMaxRows) <= 48 * 1024, "no opt-in shared memory needed");
   const bool solve = out == LuOutput::kSolve;
   auto kern = n <= 32 ? (solve ? LuTileKernel<T, 1, true> : LuTileKernel<T, 1, false>)
                       : (solve ? LuTileKernel<T, 2, true> : LuTileKernel<T, 2, false>);
-  if (smem > 48 * 1024) {
-    const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-    if (e != cudaSuccess) return e;
-  }
-  kern<<<GridFor(args.batch), 32, smem, stream>>>(args, int(out));
+  kern<<<GridFor(args.batch), 32, LuTileSmemBytes<T>(n), stream>>>(args, int(out));
   return cudaGetLastError();
 }
 
