@@ -77,6 +77,34 @@ __device__ __forceinline__ void StaticFor(F&& f) {
   }
 }
 
+// ---- 8 consecutive values by 16-byte vector accesses (p 16-byte aligned; from shared memory these
+// are broadcasts when every lane reads the same address) -----------------------------------------
+template <typename T>
+__device__ __forceinline__ void Load8(const T* p, T (&v)[8]) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "float or double");
+  if constexpr (sizeof(T) == 4) {
+    const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+  } else {
+#pragma unroll
+    for (int h = 0; h < 4; ++h) {
+      const double2 a = reinterpret_cast<const double2*>(p)[h];
+      v[2 * h] = a.x, v[2 * h + 1] = a.y;
+    }
+  }
+}
+template <typename T>
+__device__ __forceinline__ void Store8(T* p, const T (&v)[8]) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "float or double");
+  if constexpr (sizeof(T) == 4) {
+    reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+    reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+  } else {
+#pragma unroll
+    for (int h = 0; h < 4; ++h) reinterpret_cast<double2*>(p)[h] = make_double2(v[2 * h], v[2 * h + 1]);
+  }
+}
+
 // ---- scalar traits ----------------------------------------------------------------------------
 template <typename T>
 struct Scalar;

@@ -94,21 +94,6 @@ struct BlockBody {
     }
   }
 
-  // 8 consecutive values from shared memory, 32 B aligned, by vector loads (all lanes read the
-  // same address: a broadcast).
-  static __device__ __forceinline__ void Load8(const T* p, T (&v)[8]) {
-    if constexpr (std::is_same_v<T, float>) {
-      const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
-      v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-    } else {
-#pragma unroll
-      for (int h = 0; h < 4; ++h) {
-        const double2 a = reinterpret_cast<const double2*>(p)[h];
-        v[2 * h] = a.x, v[2 * h + 1] = a.y;
-      }
-    }
-  }
-
   // ---- the wave's copies in and out (whole block) --------------------------------------------
   // Thread (sub, m): matrix m of the wave, rows sub, sub + 32, ... of every column. A warp moves 4
   // (float) or 8 (double) rows of its column for 8 / 4 consecutive matrices: whole 32 B sectors
@@ -293,11 +278,11 @@ struct BlockBody {
       const int len_p = Len(P);
       const T* from = L + ColBase(P) + 8 * (J - P);  // row 8J of column 8P
       T yp[8];
-      if constexpr (FOLD) Load8(y + 8 * P, yp);
+      if constexpr (FOLD) detail::Load8(y + 8 * P, yp);
 #pragma unroll
       for (int cp = 0; cp < 8; ++cp) {
         T top[8];
-        if constexpr (!kDmma) Load8(from + cp * len_p, top);
+        if constexpr (!kDmma) detail::Load8(from + cp * len_p, top);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
           const T li = from[cp * len_p + row[r]];
@@ -394,7 +379,7 @@ struct BlockBody {
       const int c0 = lane & 7;
       T t = x[8 * J + c0] - Shfl(Reduce8(part, lane), 4 * c0);
       T diag[8];  // column c0 of the diagonal tile: L(8J + q, 8J + c0) at q
-      Load8(col + c0 * len, diag);
+      detail::Load8(col + c0 * len, diag);
       T mine = T(0);
 #pragma unroll
       for (int c = 7; c >= 0; --c) {

@@ -64,31 +64,6 @@ __host__ __device__ constexpr size_t LuTileSmemBytes(int n) {
   return sizeof(LuTileScratch<T>) + size_t(n) * size_t(LuTileLd<T>(n)) * sizeof(T);
 }
 
-// 16-byte vector loads / stores of 8 consecutive T (two float4 / four double2).
-template <typename T>
-__device__ __forceinline__ void LuTileLoad8(const T* p, T (&v)[kLuTileW]) {
-  if constexpr (sizeof(T) == 4) {
-    const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
-    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-  } else {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const double2 a = reinterpret_cast<const double2*>(p)[i];
-      v[2 * i] = a.x, v[2 * i + 1] = a.y;
-    }
-  }
-}
-template <typename T>
-__device__ __forceinline__ void LuTileStore8(T* p, const T (&v)[kLuTileW]) {
-  if constexpr (sizeof(T) == 4) {
-    reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
-    reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) reinterpret_cast<double2*>(p)[i] = make_double2(v[2 * i], v[2 * i + 1]);
-  }
-}
-
 // Copies between the row-major n x n matrix at g and S (row stride ld) in units of V elements (V
 // = 16 / sizeof(T): 16-byte granules, where rows are whole granules and g is aligned; else 1).
 // With u = n / V units a row and u <= 32, a lane copies unit lane % u of rows lane / u + k (32 /
@@ -203,7 +178,7 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
   constexpr int W = kLuTileW;
 #pragma unroll
   for (int q = 0; q < R; ++q)
-    if (unsigned(pos[q] - p0) < unsigned(W)) LuTileStore8(sc->ublk[pos[q] - p0], x[q]);
+    if (unsigned(pos[q] - p0) < unsigned(W)) Store8(sc->ublk[pos[q] - p0], x[q]);
   __syncwarp();
   {  // forward solve with the unit-lower diagonal block; lane c < 8 owns column c
     const int c = lane & (W - 1);
@@ -214,7 +189,7 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
 #pragma unroll
     for (int i = 0; i < W; ++i) {
       T l[W];
-      LuTileLoad8(S + rows[i] * ld + p0, l);
+      Load8(S + rows[i] * ld + p0, l);
       T acc = sc->ublk[i][c];
 #pragma unroll
       for (int m = 0; m < i; ++m) acc = fma(-l[m], u[m], acc);
@@ -228,11 +203,11 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
   __syncwarp();
   T l[R][W];  // the row's L(r, p0 ..), or zeros where the row is not below the block
 #pragma unroll
-  for (int q = 0; q < R; ++q) LuTileLoad8(pos[q] >= p0 + W ? S + (lane + 32 * q) * ld + p0 : sc->zero, l[q]);
+  for (int q = 0; q < R; ++q) Load8(pos[q] >= p0 + W ? S + (lane + 32 * q) * ld + p0 : sc->zero, l[q]);
 #pragma unroll
   for (int m = 0; m < W; ++m) {
     T u[W];
-    LuTileLoad8(sc->usol[m], u);
+    Load8(sc->usol[m], u);
 #pragma unroll
     for (int q = 0; q < R; ++q)
 #pragma unroll
@@ -240,7 +215,7 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
   }
 #pragma unroll
   for (int q = 0; q < R; ++q)
-    if (unsigned(pos[q] - p0) < unsigned(W)) LuTileLoad8(sc->usol[pos[q] - p0], x[q]);
+    if (unsigned(pos[q] - p0) < unsigned(W)) Load8(sc->usol[pos[q] - p0], x[q]);
 }
 
 // Step 3: getf2 on the tile column's rows with pos >= c0, columns c0 + jj < n.
@@ -310,7 +285,7 @@ __device__ __forceinline__ void LuTileSolvePost(const int (&pos)[R], const T (&y
   __syncwarp();
 #pragma unroll
   for (int i = 0; i < W; ++i) {
-    LuTileLoad8(S + (p0 + i < n ? sc->rowof[p0 + i] : 0) * ld + p0, u[i]);
+    Load8(S + (p0 + i < n ? sc->rowof[p0 + i] : 0) * ld + p0, u[i]);
     yb[i] = sc->ublk[i][0];
   }
   __syncwarp();  // ublk read before the next block posts
@@ -326,7 +301,7 @@ __device__ __forceinline__ void LuTileSolveTake(const int (&pos)[R], T (&y)[R], 
     const int p = pos[q];
     const bool other = FORWARD ? p >= p0 + W : (p >= 0 && p < p0), mine = unsigned(p - p0) < unsigned(W);
     T l[W];
-    LuTileLoad8(other ? S + (lane + 32 * q) * ld + p0 : sc->zero, l);
+    Load8(other ? S + (lane + 32 * q) * ld + p0 : sc->zero, l);
     // a block row takes xs[p - p0] as y = 0 + 1 * xs[p - p0] (a select of xs by a runtime index
     // becomes a local-memory array)
 #pragma unroll
@@ -398,13 +373,13 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R, SOLVE)) LuTi
 #pragma unroll
       for (int q = 0; q < R; ++q) {
         const int r = lane + 32 * q;  // a lane without a row reads the zero row (not row 0: lane 0 writes it below)
-        LuTileLoad8(r < n ? S + r * ld + c0 : sc->zero, x[q]);
+        Load8(r < n ? S + r * ld + c0 : sc->zero, x[q]);
       }
       for (int p0 = 0; p0 < c0; p0 += W) LuTileBlockUpdate<T, R>(x, pos, S, ld, sc, p0, lane);
       LuTilePanel<T, R>(x, pos, sc, c0, n, lane);
 #pragma unroll
       for (int q = 0; q < R; ++q)
-        if (lane + 32 * q < n) LuTileStore8(S + (lane + 32 * q) * ld + c0, x[q]);
+        if (lane + 32 * q < n) Store8(S + (lane + 32 * q) * ld + c0, x[q]);
       __syncwarp();
     }
     const LuTileStats<T> st = LuTileStatsOf(S, ld, sc, n, lane, !SOLVE && out == int(LuOutput::kSlogdet));
