@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One device call for the blocked LU classes (issue 4; bench/NOTES.md "getrf left-looking class",
+# "getrf tile class"): the quick check of CHECK (a failure stops the call), then VARIANTS timed
+# alternately at TIMING (two rounds); SMALL=1 adds the small class's timings (check_lu_small
+# --timing-only: every n <= 32), SANITIZE=1 compute-sanitizer on CHECK. Programs come from .carry/
+# (carry [".carry"]), built by tests/cuda/build_check_variants.sh, e.g.
+#   tile class: FAMILY=lu_blocked VARIANT_SOURCES=cuda/lu_blocked.cu ... check_lu_blocked
+#     check_lu_blocked_old=-DBATCHLA_LU_TILE_MAXN=0 check_lu_blocked_t17=-DBATCHLA_LU_TILE_MINN=17
+#     (CHECK=check_lu_blocked_t17: the tile class from n = 17), FAMILY=lu_small ... check_lu_small
+#   left class: FAMILY=lu_blocked VARIANT_SOURCES="cuda/lu_blocked.cu cuda/lu_blocked_left.cu" ...
+#     check_lu_blocked check_lu_blocked_old=-DBATCHLA_LU_LEFT_MINN=100000 (TIMING="96 128 256 512")
+set -uo pipefail
+export OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+step() { echo "=== $1 ($(date +%T))"; }
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+check=${CHECK:-check_lu_blocked}
+vs=${VARIANTS:-"check_lu_blocked_old check_lu_blocked"}
+for v in $check $vs ${SMALL:+check_lu_small}; do
+  [ -x "/tmp/$v" ] || { xz -dc ".carry/$v.xz" > "/tmp/$v" && chmod +x "/tmp/$v"; }
+done
+[ -n "${SKIP_CHECK:-}" ] || {
+  step "$check quick"
+  timeout 300 "/tmp/$check" quick > "$OUT/check_quick.txt" 2>&1; rc=$?
+  echo "rc=$rc"; grep -E "FAIL|passed" "$OUT/check_quick.txt" | head -20
+  [ $rc = 0 ] || exit 1
+}
+for round in 1 2; do
+  for v in $vs; do
+    step "$v time ${TIMING:-24 32 40 48 56 64} (round $round)"
+    timeout 150 "/tmp/$v" time ${TIMING:-24 32 40 48 56 64} >> "$OUT/timing_$v.txt" 2>&1; echo "rc=$?"
+  done
+done
+for v in $vs; do echo "--- $v"; grep -E "getrf|slogdet" "$OUT/timing_$v.txt"; done
+[ -z "${SMALL:-}" ] || {
+  step "check_lu_small --timing-only"
+  timeout 200 /tmp/check_lu_small --timing-only > "$OUT/timing_small.txt" 2>&1; echo "rc=$?"
+  grep -E 'n=(1[7-9]|2[0-9]|3[0-2]) ' "$OUT/timing_small.txt"
+}
+[ -z "${SANITIZE:-}" ] || { step sanitizer; bench/sanitize_check_device.sh "/tmp/$check" "$OUT/sanitizer_lu_blocked.txt"; }
+step done
