@@ -16,10 +16,22 @@
 #pragma once
 
 #include "cuda/lu_blocked.cuh"
+#include "cuda/lu_blocked_tile.cuh"
 #include "cuda/left_chunks.cuh"
 
 namespace batchla {
 namespace detail {
+
+// The panel of bands with at most kLuLeftWarpPanelRows rows is factored by ONE warp in the tile
+// class's form (LuLeftWarpPanel), the bigger bands' by the whole block (LuLeftPanel). -D
+// BATCHLA_LU_LEFT_WARP_PANEL=0: the block form everywhere (A/B builds only).
+#ifndef BATCHLA_LU_LEFT_WARP_PANEL
+#define BATCHLA_LU_LEFT_WARP_PANEL 1
+#endif
+#ifndef BATCHLA_LU_LEFT_WARP_PANEL_SPLIT
+#define BATCHLA_LU_LEFT_WARP_PANEL_SPLIT 0
+#endif
+constexpr int kLuLeftWarpPanelRows = BATCHLA_LU_LEFT_WARP_PANEL ? 128 : 0;
 
 template <typename T, class C>
 struct LuLeftScratch {
@@ -30,13 +42,20 @@ struct LuLeftScratch {
   T pval;                             // the pivot
   int psrc, xsrc;
   LuShared<T> sh;                     // argmax keys, dlist / dcount, info
+  LuTileScratch<T, 128> tile;         // the warp panel's blocks, row order and pivots
 };
+
+// Row stride of the panel in shared memory: the warp form reads 8 columns of a row at a time
+// (LuTileLd: 16-byte rows, an odd number of granules), the block form one column per thread (33).
+template <typename T, class C, bool WARP>
+__host__ __device__ constexpr int LuLeftPanelLd() { return WARP ? LuTileLd<T>(kLuNB) : C::kLdp; }
 
 // Rows of one chunk buffer (the passes reach RoundUp(n, kPass) - 1; stale past n, never stored).
 __host__ __device__ constexpr int LuLeftStageRows(int n) { return RoundUp(n, 64); }
 template <typename T, class C>
 __host__ __device__ constexpr int LuLeftAreaElems(int n) {  // the chunk buffers, or the panel between products
-  return 2 * LuLeftStageRows(n) * C::kLds > n * C::kLdp ? 2 * LuLeftStageRows(n) * C::kLds : n * C::kLdp;
+  const int chunks = 2 * LuLeftStageRows(n) * C::kLds, panel = n * LuLeftPanelLd<T, C, true>();
+  return chunks > panel ? chunks : panel;
 }
 template <typename T, class C>
 __host__ __device__ constexpr size_t LuLeftScratchOff(int n) { return RoundUp(LuLeftAreaElems<T, C>(n) * int(sizeof(T)), 16); }
@@ -192,6 +211,49 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
   if (tid == 0 && info != 0 && sh->info == 0) sh->info = info;
 }
 
+// getf2 on the panel P (m <= 32 RP rows x w <= 32 columns, row stride ld, shared memory) by one
+// warp, as the tile class factors a matrix (cuda/lu_blocked_tile.cuh): Crout in 8-column tiles,
+// lane l holds rows l + 32 q of the current tile, rows never move (pos[q]: the row's position). One
+// warp's chain of shuffles and reductions instead of the block form's two barriers per column: at
+// n = 128 the block form's 32 steps per panel were ~2/3 of getrf (bench/NOTES.md, "warp panel").
+// Leaves what the block form leaves, except that P keeps the input row order: rowsrc[p] = the
+// panel row at position p (P row rowsrc[p] holds the factor's row p), piv, dlist / dcount, info.
+template <typename T, int RP, class SC>
+__device__ void LuLeftWarpPanel(T* P, int ld, int m, int w, int k, int* piv, int* rowsrc, SC* sc, int lane) {
+  constexpr int W = kLuTileW;
+  auto* ts = &sc->tile;
+  LuShared<T>* sh = &sc->sh;
+  int pos[RP];
+#pragma unroll
+  for (int q = 0; q < RP; ++q) pos[q] = lane + 32 * q < m ? lane + 32 * q : -1;  // -1: no row
+  for (int c0 = 0; c0 < w; c0 += W) {
+    T x[RP][W];
+#pragma unroll
+    for (int q = 0; q < RP; ++q) Load8(lane + 32 * q < m ? P + (lane + 32 * q) * ld + c0 : ts->zero, x[q]);
+    for (int p0 = 0; p0 < c0; p0 += W) LuTileBlockUpdate<T, RP>(x, pos, P, ld, ts, p0, lane);
+    LuTilePanel<T, RP>(x, pos, ts, c0, w, lane);
+#pragma unroll
+    for (int q = 0; q < RP; ++q)
+      if (lane + 32 * q < m) Store8(P + (lane + 32 * q) * ld + c0, x[q]);
+    __syncwarp();
+  }
+  int first_zero = INT_MAX;
+  for (int j = lane; j < w; j += 32) {
+    piv[k + j] = k + ts->pivs[j];
+    if (P[ts->rowof[j] * ld + j] == T(0)) first_zero = j;  // LAPACK's info: an exact zero pivot
+  }
+#pragma unroll
+  for (int q = 0; q < RP; ++q) {
+    const int r = lane + 32 * q, p = pos[q];
+    if (p >= 0) {
+      rowsrc[p] = r;
+      if (p >= w && p != r) sh->dlist[atomicAdd(&sh->dcount, 1)] = p;  // a top row moved down to p
+    }
+  }
+  first_zero = int(__reduce_min_sync(0xffffffffu, unsigned(first_zero)));
+  if (lane == 0 && first_zero != INT_MAX && sh->info == 0) sh->info = k + first_zero + 1;
+}
+
 // C: LeftCfg (cuda/left_chunks.cuh). RQ: row passes per thread (n <= RQ kPass). R: panel rows per thread in LuPanel
 // (n <= R NT). MINB: blocks per SM the register budget is sized for.
 template <typename T, class C, int RQ, int R, int MINB>
@@ -211,6 +273,9 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
   int* const rowsrc = piv + n;
   const int64_t nn = static_cast<int64_t>(n) * n;
   const int nend = RoundUp(n, C::kPass);
+  constexpr bool kWarpPanel = RQ * C::kPass <= kLuLeftWarpPanelRows;
+  constexpr int PLD = LuLeftPanelLd<T, C, kWarpPanel>();
+  if (threadIdx.x < kLuTileW) sc->tile.zero[threadIdx.x] = T(0);  // ordered by the first barrier
   for (int64_t mat = blockIdx.x; mat < args.batch; mat += gridDim.x) {
     const T* am = args.a + mat * nn;
     T* lm = args.lu + mat * nn;
@@ -281,18 +346,27 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
         });
       }
       __syncthreads();  // products done: the panel may overwrite the chunk buffers
-      // 2. the panel (rows J..n) to shared memory and factored with partial pivoting
+      // 2. the panel (rows J..n) to shared memory and factored with partial pivoting (columns
+      // jw..31 zero: the warp form reads whole 8-column tiles)
       StaticFor<0, RQ>([&](auto Q) {
         constexpr int q = decltype(Q)::value;
         const int r = rlast - C::kPass * q;
         if (r >= J && r < n) {
 #pragma unroll
           for (int e = 0; e < 8; ++e)
-            if (c0 + e < jw) pan[(r - J) * LDP + c0 + e] = acc[q][e];
+            if (kWarpPanel || c0 + e < jw) pan[(r - J) * PLD + c0 + e] = c0 + e < jw ? acc[q][e] : T(0);
         }
       });
       __syncthreads();
-      LuLeftPanel<T, R, NT>(pan, LDP, m, jw, J, piv, rowsrc, sc);
+      if constexpr (kWarpPanel) {
+        constexpr int RP = RQ * C::kPass / 32;
+        if (warp == 0) {
+          if (BATCHLA_LU_LEFT_WARP_PANEL_SPLIT && RP > 2 && m <= 64) LuLeftWarpPanel<T, 2>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane);
+          else LuLeftWarpPanel<T, RP>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane);
+        }
+      } else {
+        LuLeftPanel<T, R, NT>(pan, LDP, m, jw, J, piv, rowsrc, sc);
+      }
       __syncthreads();
       // 3. new order of rows J..n; the exchanges applied to L[:, 0:J]; the panel written
       int newperm[R];
@@ -304,7 +378,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
       for (int cc = tid; cc < J; cc += NT)
         LuColumnSwapSolve<T, false>(lm, n, J, jw, cc, rowsrc, sh, nullptr, 0, nullptr, 0);
       if (lane < jw)
-        for (int r = warp; r < m; r += NT / 32) lm[(J + r) * n + J + lane] = pan[r * LDP + lane];
+        for (int r = warp; r < m; r += NT / 32) lm[(J + r) * n + J + lane] = pan[(kWarpPanel ? rowsrc[r] : r) * PLD + lane];
       __syncthreads();
 #pragma unroll
       for (int q = 0; q < R; ++q) {

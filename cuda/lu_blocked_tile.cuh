@@ -50,13 +50,14 @@ __host__ __device__ constexpr int LuTileLd(int n) {
   return RoundUp(n, kLuTileW) + 16 / int(sizeof(T));
 }
 
-template <typename T>
+// ROWS: the most rows a factored matrix or panel has (the left class's warp panel: 128).
+template <typename T, int ROWS = kLuTileMaxRows>
 struct LuTileScratch {
   alignas(16) T ublk[kLuTileW][kLuTileW];  // block rows posted for the forward solve
   alignas(16) T usol[kLuTileW][kLuTileW];  // their solved U block
   alignas(16) T zero[kLuTileW];            // the L operand of rows a block update must not touch
-  alignas(16) int rowof[kLuTileMaxRows];   // original row pivoted at each position
-  int pivs[kLuTileMaxRows];                // 0-based LAPACK pivots
+  alignas(16) int rowof[ROWS];             // original row pivoted at each position
+  int pivs[ROWS];                          // 0-based LAPACK pivots
 };
 
 template <typename T>
@@ -172,9 +173,9 @@ __device__ __forceinline__ LuTileStats<T> LuTileStatsOf(const T* S, int ld, cons
 }
 
 // Step 2 for the block of positions p0 = 8 K .. p0 + 7 (all < n).
-template <typename T, int R>
+template <typename T, int R, class SC>
 __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int (&pos)[R], const T* S, int ld,
-                                                  LuTileScratch<T>* sc, int p0, int lane) {
+                                                  SC* sc, int p0, int lane) {
   constexpr int W = kLuTileW;
 #pragma unroll
   for (int q = 0; q < R; ++q)
@@ -201,17 +202,31 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
     }
   }
   __syncwarp();
-  T l[R][W];  // the row's L(r, p0 ..), or zeros where the row is not below the block
+  if constexpr (R * W * sizeof(T) <= 128) {
+    T l[R][W];  // the row's L(r, p0 ..), or zeros where the row is not below the block
 #pragma unroll
-  for (int q = 0; q < R; ++q) Load8(pos[q] >= p0 + W ? S + (lane + 32 * q) * ld + p0 : sc->zero, l[q]);
+    for (int q = 0; q < R; ++q) Load8(pos[q] >= p0 + W ? S + (lane + 32 * q) * ld + p0 : sc->zero, l[q]);
 #pragma unroll
-  for (int m = 0; m < W; ++m) {
-    T u[W];
-    Load8(sc->usol[m], u);
+    for (int m = 0; m < W; ++m) {
+      T u[W];
+      Load8(sc->usol[m], u);
 #pragma unroll
-    for (int q = 0; q < R; ++q)
+      for (int q = 0; q < R; ++q)
 #pragma unroll
-      for (int c = 0; c < W; ++c) x[q][c] = fma(-l[q][m], u[c], x[q][c]);
+        for (int c = 0; c < W; ++c) x[q][c] = fma(-l[q][m], u[c], x[q][c]);
+    }
+  } else {  // f64 with 4 rows a lane: L(r, p0 + m) one at a time (l[R][W] would double x's registers)
+#pragma unroll
+    for (int m = 0; m < W; ++m) {
+      T u[W];
+      Load8(sc->usol[m], u);
+#pragma unroll
+      for (int q = 0; q < R; ++q) {
+        const T lq = pos[q] >= p0 + W ? S[(lane + 32 * q) * ld + p0 + m] : T(0);
+#pragma unroll
+        for (int c = 0; c < W; ++c) x[q][c] = fma(-lq, u[c], x[q][c]);
+      }
+    }
   }
 #pragma unroll
   for (int q = 0; q < R; ++q)
@@ -219,9 +234,8 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
 }
 
 // Step 3: getf2 on the tile column's rows with pos >= c0, columns c0 + jj < n.
-template <typename T, int R>
-__device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], LuTileScratch<T>* sc, int c0,
-                                            int n, int lane) {
+template <typename T, int R, class SC>
+__device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], SC* sc, int c0, int n, int lane) {
   constexpr int W = kLuTileW;
   StaticFor<0, W>([&](auto jj_) {
     constexpr int jj = decltype(jj_)::value;
