@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call for the blocked LU classes (issue 4; bench/NOTES.md "getrf left-looking class",
-# "getrf tile class"): the quick check of CHECK (a failure stops the call), then VARIANTS timed
+# "getrf tile class"): the quick check of each CHECK program (a failure stops the call), then VARIANTS timed
 # alternately at TIMING (two rounds); SMALL=1 adds the small class's timings (check_lu_small
 # --timing-only: every n <= 32), SANITIZE=1 compute-sanitizer on CHECK. Programs come from .carry/
 # (carry [".carry"]), built by tests/cuda/build_check_variants.sh, e.g.
@@ -19,12 +19,12 @@ vs=${VARIANTS:-"check_lu_blocked_old check_lu_blocked"}
 for v in $check $vs ${SMALL:+check_lu_small}; do
   [ -x "/tmp/$v" ] || { xz -dc ".carry/$v.xz" > "/tmp/$v" && chmod +x "/tmp/$v"; }
 done
-[ -n "${SKIP_CHECK:-}" ] || {
-  step "$check quick"
-  timeout 300 "/tmp/$check" quick > "$OUT/check_quick.txt" 2>&1; rc=$?
-  echo "rc=$rc"; grep -E "FAIL|passed" "$OUT/check_quick.txt" | head -20
+[ -n "${SKIP_CHECK:-}" ] || for c in $check; do  # CHECK may name several programs
+  step "$c quick"
+  timeout 300 "/tmp/$c" quick > "$OUT/check_quick_$c.txt" 2>&1; rc=$?
+  echo "rc=$rc"; grep -E "FAIL|passed" "$OUT/check_quick_$c.txt" | head -20
   [ $rc = 0 ] || exit 1
-}
+done
 for round in 1 2; do
   for v in $vs; do
     step "$v time ${TIMING:-24 32 40 48 56 64} (round $round)"
@@ -37,5 +37,5 @@ for v in $vs; do echo "--- $v"; grep -E "getrf|slogdet" "$OUT/timing_$v.txt"; do
   timeout 200 /tmp/check_lu_small --timing-only > "$OUT/timing_small.txt" 2>&1; echo "rc=$?"
   grep -E 'n=(1[7-9]|2[0-9]|3[0-2]) ' "$OUT/timing_small.txt"
 }
-[ -z "${SANITIZE:-}" ] || { step sanitizer; bench/sanitize_check_device.sh "/tmp/$check" "$OUT/sanitizer_lu_blocked.txt"; }
+[ -z "${SANITIZE:-}" ] || for c in $check; do step "sanitizer $c"; bench/sanitize_check_device.sh "/tmp/$c" "$OUT/sanitizer_$c.txt"; done
 step done

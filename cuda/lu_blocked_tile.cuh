@@ -116,12 +116,21 @@ __device__ __forceinline__ void LuTileCopyOut(const T* S, const int* rowof, T* _
   else LuTileCopyUnits<T, 1, false>(S, g, rowof, n, ld, lane);
 }
 
+// Pivot keys of the tile-form panels: LuKeyNoBranch's order, in 32 bits for f32 (bits(|x|) + 1 and
+// the NaN-first ~0 fit there; 64-bit compares doubled the key selects of every step).
+template <typename T>
+using LuTileKeyT = typename std::conditional<sizeof(T) == 4, unsigned, unsigned long long>::type;
+template <typename T>
+__device__ __forceinline__ LuTileKeyT<T> LuTileKey(T x, bool first) {
+  return LuTileKeyT<T>(LuKeyNoBranch(x, first));
+}
+
 // The lane holding the warp's pivot: largest key, then smallest pos (LAPACK's first max in the
 // current order). Usually one lane holds the largest leading key word: one redux and a ballot;
 // ties fall through to the next key word and then to the smallest pos (LuWarpArgmax's order).
 // f32 keys fit the low word (a NaN-first key ~0 is all ones there too).
 template <typename T>
-__device__ __forceinline__ int LuTileArgmaxLane(unsigned long long key, int pos) {
+__device__ __forceinline__ int LuTileArgmaxLane(LuTileKeyT<T> key, int pos) {
   constexpr unsigned kAll = 0xffffffffu;
   const unsigned lo = unsigned(key);
   bool top;
@@ -242,11 +251,11 @@ __device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], 
     const int j = c0 + jj;
     if (j >= n) return;
     // the lane's best candidate (selects only: branches here serialized the step)
-    unsigned long long key = 0;
+    LuTileKeyT<T> key = 0;
     int kp = INT_MAX, kq = 0;
 #pragma unroll
     for (int q = 0; q < R; ++q) {
-      const unsigned long long k = pos[q] >= j ? LuKeyNoBranch(x[q][jj], pos[q] == j) : 0ull;
+      const LuTileKeyT<T> k = pos[q] >= j ? LuTileKey(x[q][jj], pos[q] == j) : LuTileKeyT<T>(0);
       const bool better = k > key || (k == key && k != 0 && pos[q] < kp);
       key = better ? k : key;
       kp = better ? pos[q] : kp;
