@@ -261,15 +261,17 @@ __device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], 
       kp = better ? pos[q] : kp;
       kq = better ? q : kq;
     }
-    const int wl = LuTileArgmaxLane<T>(key, kp);
+    // the candidate row's values, picked before the argmax (off its chain)
     T v[W];
 #pragma unroll
     for (int c = jj; c < W; ++c) {
-      T mine = x[0][c];
+      v[c] = x[0][c];
 #pragma unroll
-      for (int q = 1; q < R; ++q) mine = kq == q ? x[q][c] : mine;
-      v[c] = __shfl_sync(0xffffffffu, mine, wl);
+      for (int q = 1; q < R; ++q) v[c] = kq == q ? x[q][c] : v[c];
     }
+    const int wl = LuTileArgmaxLane<T>(key, kp);
+#pragma unroll
+    for (int c = jj; c < W; ++c) v[c] = __shfl_sync(0xffffffffu, v[c], wl);
     const int prow = __shfl_sync(0xffffffffu, lane + 32 * kq, wl), ppos = __shfl_sync(0xffffffffu, kp, wl);
     const T pv = v[jj];
     if (lane == 0) sc->rowof[j] = prow, sc->pivs[j] = ppos;
@@ -277,14 +279,19 @@ __device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], 
     // pivot too: zero leaves the column unscaled). `tiny` is the same in every lane.
     const bool tiny = !(fabs(pv) >= LuMinNormal<T>());
     const T rp = LuRcp(pv);
+    T mult[R];
+#pragma unroll
+    for (int q = 0; q < R; ++q) mult[q] = x[q][jj] * rp;
+    if (tiny) {  // one warp-uniform branch for all rows
+#pragma unroll
+      for (int q = 0; q < R; ++q) mult[q] = pv != T(0) ? x[q][jj] / pv : x[q][jj];
+    }
 #pragma unroll
     for (int q = 0; q < R; ++q) {
       const int p = pos[q];
       pos[q] = lane + 32 * q == prow ? j : (p == j ? ppos : p);
       const bool elim = pos[q] > j;
-      T l = x[q][jj] * rp;
-      if (tiny) l = pv != T(0) ? x[q][jj] / pv : x[q][jj];
-      l = elim ? l : T(0);
+      const T l = elim ? mult[q] : T(0);
       x[q][jj] = elim ? l : x[q][jj];
 #pragma unroll
       for (int c = jj + 1; c < W; ++c) x[q][c] = fma(-l, v[c], x[q][c]);
