@@ -143,15 +143,18 @@ ffi::Error GesvImpl(cudaStream_t stream, AnyBuffer a, AnyBuffer b, Result<AnyBuf
   });
 }
 
+// scratch: (..., 2n) int32 the lowering adds as a third result and drops (LaunchInverse's scratch:
+// getrf's pivots and perm where the inverse is composed on the device).
 ffi::Error InverseImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> inv,
-                       Result<AnyBuffer> info) {
+                       Result<AnyBuffer> info, Result<AnyBuffer> scratch) {
   constexpr const char* kOp = "batchla_inverse";
   auto as = CheckFactor(kOp, a, *inv, "inv", *info);
   if (!as) return as.error();
+  if (auto e = VectorOperand(kOp, *scratch, "scratch", a, 2 * as->rows); e.failure()) return e;
   return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchInverse<T>(stream, DataAs<T>(a), DataAs<T>(inv), DataAs<int32_t>(info),
-                                     as->batch, static_cast<int>(as->rows));
+                                     as->batch, static_cast<int>(as->rows), DataAs<int32_t>(scratch));
   });
 }
 
@@ -420,7 +423,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaInverseCuda, batchla_ffi::InverseImpl,
                                   .Ctx<Stream>()
                                   .Arg<ffi::AnyBuffer>()  // a
                                   .Ret<ffi::AnyBuffer>()  // inv
-                                  .Ret<ffi::AnyBuffer>(), // info
+                                  .Ret<ffi::AnyBuffer>()  // info
+                                  .Ret<ffi::AnyBuffer>(), // scratch
                               {ffi::Traits::kCmdBufferCompatible});
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaSlogdetCuda, batchla_ffi::SlogdetImpl,

@@ -90,9 +90,11 @@ cudaError_t LaunchGetrs(cudaStream_t stream, const T* lu, const int32_t* perm, c
 template <typename T>
 cudaError_t LaunchGesv(cudaStream_t stream, const T* a, const T* b, T* x, int32_t* info,
                        int64_t batch, int n, int k);
+// scratch: batch x 2n int32 of device memory the call may overwrite (getrf's pivots and perm where
+// the inverse is composed as getrf + getri; the FFI handler gets it as an extra result).
 template <typename T>
 cudaError_t LaunchInverse(cudaStream_t stream, const T* a, T* inv, int32_t* info, int64_t batch,
-                          int n);
+                          int n, int32_t* scratch);
 template <typename T>
 cudaError_t LaunchSlogdet(cudaStream_t stream, const T* a, T* sign, T* logabsdet, int64_t batch,
                           int n);

@@ -76,10 +76,10 @@ cudaError_t LaunchGesv(cudaStream_t stream, const T* a, const T* b, T* x, int32_
 }
 template <typename T>
 cudaError_t LaunchInverse(cudaStream_t stream, const T* a, T* inv, int32_t* info, int64_t batch,
-                          int n) {
+                          int n, int32_t* scratch) {
   LuArgs<T> args;
   args.a = a, args.batch = batch, args.n = n;
-  args.inv = inv, args.info = info;
+  args.inv = inv, args.info = info, args.scratch = scratch;
   return Dispatch(stream, args, LuOutput::kInverse);
 }
 template <typename T>
@@ -99,7 +99,8 @@ cudaError_t LaunchSlogdet(cudaStream_t stream, const T* a, T* sign, T* logabsdet
                                       int64_t, int);                                               \
   template cudaError_t LaunchGesv<T>(cudaStream_t, const T*, const T*, T*, int32_t*, int64_t, int, \
                                      int);                                                         \
-  template cudaError_t LaunchInverse<T>(cudaStream_t, const T*, T*, int32_t*, int64_t, int);       \
+  template cudaError_t LaunchInverse<T>(cudaStream_t, const T*, T*, int32_t*, int64_t, int,        \
+                                        int32_t*);                                                 \
   template cudaError_t LaunchSlogdet<T>(cudaStream_t, const T*, T*, T*, int64_t, int);
 BATCHLA_INSTANTIATE_LU(float)
 BATCHLA_INSTANTIATE_LU(double)

@@ -88,6 +88,14 @@ cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) 
   if (n < 1 || args.batch < 1) return cudaErrorInvalidValue;
   if (LuTileTakes<T>(out, n, args.k)) return LuTileRun<T>(stream, args, out);
   if (out == LuOutput::kFactor && LuLeftTakes<T>(n)) return LuLeftLaunch<T>(stream, args);
+  if (out == LuOutput::kInverse && LuGetriTakes<T>(n) && LuLeftTakes<T>(n)) {  // getrf into inv, then getri
+    if (!args.scratch) return cudaErrorInvalidValue;
+    LuArgs<T> f;
+    f.a = args.a, f.batch = args.batch, f.n = n, f.lu = args.inv, f.info = args.info;
+    f.pivots = args.scratch, f.perm = args.scratch + args.batch * n;
+    const cudaError_t e = LuLeftLaunch<T>(stream, f);
+    return e != cudaSuccess ? e : LuGetriLaunch<T>(stream, args.inv, f.perm, args.batch, n);
+  }
   // n <= 64: matrix in the registers of one (f32) or two (f64) warps, no block barriers; n = 65..128:
   // four (f32) or eight (f64) warps (cuda/lu_blocked_warp.cuh). kSolve with k > 1 stays on the
   // medium class.

@@ -41,6 +41,9 @@ struct LuArgs {
   int k = 0;
   // kInverse: batch x n x n
   T* inv = nullptr;
+  // kInverse: batch x 2n int32 of scratch, for getrf's pivots and perm where the inverse is getrf
+  // into inv + getri in place (LuGetriTakes; null there: cudaErrorInvalidValue)
+  int32_t* scratch = nullptr;
   // kSlogdet: batch each
   T* sign = nullptr;
   T* logabsdet = nullptr;
@@ -56,6 +59,16 @@ bool LuTileTakes(LuOutput out, int n, int k) {
   const int lo = (sizeof(T) == 8 ? tuning::kLuTileMinNF64 : tuning::kLuTileMinNF32)[int(out)];
   return n >= lo && n <= tuning::kLuTileMaxN && (out != LuOutput::kSolve || k == 1);
 }
+
+// kInverse as getrf + getri (cuda/lu_blocked_getri.cuh) for these n; LuGetriLaunch: 64 < n <= 128, inv holds
+// the factors and perm getrf's permutation, the inverse replaces the factors.
+template <typename T>
+bool LuGetriTakes(int n) {
+  const int lo = sizeof(T) == 8 ? tuning::kLuGetriMinNF64 : tuning::kLuGetriMinNF32;
+  return n >= lo && n <= tuning::kLuGetriMaxN && n >= (sizeof(T) == 8 ? tuning::kLuLeftMinNF64 : tuning::kLuLeftMinNF32);
+}
+template <typename T>
+cudaError_t LuGetriLaunch(cudaStream_t stream, T* inv, const int32_t* perm, int64_t batch, int n);
 
 // n <= tuning::kLuSmallMaxN, every output kind.
 template <typename T>

@@ -201,6 +201,18 @@ constexpr int kLuLeftMinNF32 = 65;
 constexpr int kLuLeftMinNF64 = 65;
 #endif
 constexpr int kLuLeftMaxN = 512;
+// inverse as getrf (left class) + getri (cuda/lu_blocked_getri.cuh: U^-1 and L^-1 in shared memory, then
+// their product; bench/NOTES.md "getri") from these n up to kLuGetriMaxN, ahead of the fused
+// Gauss-Jordan kernels (LuGetriLaunch takes n > 64). BATCHLA_LU_GETRI_MINN overrides both
+// (benchmark variants; > 128: off).
+#ifdef BATCHLA_LU_GETRI_MINN
+constexpr int kLuGetriMinNF32 = BATCHLA_LU_GETRI_MINN;
+constexpr int kLuGetriMinNF64 = BATCHLA_LU_GETRI_MINN;
+#else
+constexpr int kLuGetriMinNF32 = 65;
+constexpr int kLuGetriMinNF64 = 65;
+#endif
+constexpr int kLuGetriMaxN = 128;
 // Where the left class factors, getrf + getrs (solve, inverse with n columns) or getrf + a
 // reduction of its diagonal (slogdet) from these n instead of the fused on-chip kernels (the
 // Python lowerings ask LuFusedWins): f32 n = 128 getrf 1.09 ms vs fused gesv k = 1 1.62, slogdet

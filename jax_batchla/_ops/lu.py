@@ -8,11 +8,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.core import ShapedArray
-from jax.interpreters import ad
+from jax.interpreters import ad, mlir
 
 from .. import _ffi, _reference
 from .cholesky import _info_aval, _mT, _rhs, _square, _zero_info
-from .primitive import OpSpec, conditional_cuda_lowering, make_primitive, sized_cuda_lowering
+from .primitive import OpSpec, conditional_cuda_lowering, ffi_lowering, make_primitive, sized_cuda_lowering
 from .triangular import trsm
 
 
@@ -195,11 +195,21 @@ def _inverse_composed(a):
     return _gesv_composed(a, eye)
 
 
+def _inverse_cuda_lowering(ctx, a):
+    """Our CUDA inverse where it wins, else getrf + getrs against the identity. The CUDA handler
+    takes a third result, (..., 2n) int32 of scratch for getrf's pivots and perm where it composes
+    getrf + getri on the device (n = 65..128); it is dropped here."""
+    aval = ctx.avals_in[0]
+    if not _ffi.lu_fused_wins(aval.dtype, "inverse", aval.shape[-1]):
+        return mlir.lower_fun(_inverse_composed, multiple_results=True)(ctx, a)
+    scratch = ShapedArray(aval.shape[:-2] + (2 * aval.shape[-1],), np.dtype(np.int32))
+    outs = ffi_lowering("batchla_inverse")(ctx.replace(avals_out=[*ctx.avals_out, scratch]), a)
+    return outs[:2]
+
+
 inverse_p = make_primitive(OpSpec(
     name="batchla_inverse", operands=("a",), shape_rule=_inverse_shape,
-    reference=_reference.inverse, multiple_results=True,
-    cuda_lowering=conditional_cuda_lowering(
-        "batchla_inverse", lambda a: _ffi.lu_fused_wins(a.dtype, "inverse", a.shape[-1]), _inverse_composed)))
+    reference=_reference.inverse, multiple_results=True, cuda_lowering=_inverse_cuda_lowering))
 
 
 def inverse(a):

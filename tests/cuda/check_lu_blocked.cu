@@ -172,10 +172,10 @@ double SolveResid(int n, int k, const T* A, const T* B, const T* X) {  // B null
 template <typename T>
 struct Outs {  // device outputs of every kind, poisoned before each launch
   Dev<T> lu, x, inv, sign, logdet;
-  Dev<int32_t> piv, perm, info;
+  Dev<int32_t> piv, perm, info, scratch;
   Outs(int64_t batch, int n, int k)
       : lu(batch * n * n), x(batch * n * std::max(k, 1)), inv(batch * n * n), sign(batch), logdet(batch),
-        piv(batch * n), perm(batch * n), info(batch) {}
+        piv(batch * n), perm(batch * n), info(batch), scratch(batch * 2 * n) {}
 };
 
 template <typename T>
@@ -185,7 +185,7 @@ cudaError_t Launch(LuOutput out, const T* a, const T* b, int k, Outs<T>& o, int6
   switch (out) {
     case LuOutput::kFactor: args.lu = o.lu.p, args.pivots = o.piv.p, args.perm = o.perm.p, args.info = o.info.p; break;
     case LuOutput::kSolve: args.b = b, args.x = x_override ? x_override : o.x.p, args.k = k, args.info = o.info.p; break;
-    case LuOutput::kInverse: args.inv = o.inv.p, args.info = o.info.p; break;
+    case LuOutput::kInverse: args.inv = o.inv.p, args.info = o.info.p, args.scratch = o.scratch.p; break;
     case LuOutput::kSlogdet: args.sign = o.sign.p, args.logabsdet = o.logdet.p; break;
   }
   return LuBlocked<T>(0, args, out);
