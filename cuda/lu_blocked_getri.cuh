@@ -12,6 +12,8 @@
 //      the sums of a stage all taken before any of its blocks is overwritten.
 //   2. M = U^-1 L^-1 (M(i, j) sums k >= max(i, j)) by 16 x 16 thread tiles of (NP / 16)^2, written
 //      back to shared memory with the columns permuted (A^-1(:, perm[k]) = M(:, k)) and copied out.
+// f64 runs the block products of 1 and 2 on the tensor cores (m8n8k4 DMMA, exact f64 FMAs): the
+// FMA form issued ~147k warp instructions a matrix at n = 128 (bench/NOTES.md, "getri").
 // Flops: 4/3 n^3 (LAPACK's getri), against 2 n^3 for getrs with n right-hand sides.
 // A zero pivot (info > 0) gives 1 / 0 = inf, which spreads through that matrix's inverse (inf /
 // NaN, as jnp's solve against the identity); no other matrix is touched.
@@ -39,7 +41,8 @@ struct GetriCfg {
   static constexpr int kTM = NP / 16;                   // phase 2 thread tile
   static constexpr size_t kSmem = size_t(NP) * kLd * sizeof(T) + NP * sizeof(int);
   // Blocks per SM the registers are sized for: what shared memory allows, but no fewer registers
-  // than phase 2's tile, its operands and ~24 more need (f64 NP = 128: one block of <= 255).
+  // than the FMA form's phase 2 tile, its operands and ~24 more need (f64's DMMA tiles need about
+  // as many; f64 NP = 128: one block of <= 255).
   static constexpr int kWords = int(sizeof(T)) / 4;
   static constexpr int kRegs = (kTM * kTM + 2 * kTM) * kWords + 24;
   static constexpr int kBySmem = int((228u * 1024u) / (kSmem + 1024u));
@@ -62,18 +65,26 @@ __device__ __forceinline__ void GetriDiagBlock(T* S, int ld, int r0, int lane) {
   T x[B];
 #pragma unroll
   for (int i = 0; i < B; ++i) x[i] = i == lane ? T(1) : T(0);
+  // (the empty asm statements keep ptxas from hoisting more than 8 loads ahead: with x[32] live,
+  // f64 under a 128-register budget spilled ~1 KB here)
   if constexpr (UPPER) {
 #pragma unroll
     for (int i = B - 1; i >= 0; --i) {
       x[i] *= T(1) / D[i * ld + i];
 #pragma unroll
-      for (int k = 0; k < i; ++k) x[k] = fma(-D[k * ld + i], x[i], x[k]);
+      for (int k = 0; k < i; ++k) {
+        if (k % 8 == 0) asm volatile("" ::: "memory");
+        x[k] = fma(-D[k * ld + i], x[i], x[k]);
+      }
     }
   } else {
 #pragma unroll
     for (int i = 0; i < B; ++i)
 #pragma unroll
-      for (int k = i + 1; k < B; ++k) x[k] = fma(-D[k * ld + i], x[i], x[k]);
+      for (int k = i + 1; k < B; ++k) {
+        if ((k - i - 1) % 8 == 0) asm volatile("" ::: "memory");
+        x[k] = fma(-D[k * ld + i], x[i], x[k]);
+      }
   }
   __syncwarp();  // every lane has read the block before any column is overwritten
   T* col = S + r0 * ld + r0 + lane;
@@ -187,6 +198,76 @@ __device__ __forceinline__ void GetriStages(T* S, int ld, int tid) {
   }
 }
 
+// f64: the same stages on the tensor cores (m8n8k4 DMMA, exact f64 FMAs): warp w < 2s computes output
+// w of stage s as 4 x 4 tiles of 8 x 8; the operands' shapes applied to the fragments as they load.
+template <GetriTri TA, GetriTri TB>
+__device__ __forceinline__ void GetriBlockMma(const double* A, const double* B, int ld, int lane,
+                                              double (&acc)[4][4][2]) {
+  const int g = lane >> 2, q = lane & 3;
+#pragma unroll 2
+  for (int kk = 0; kk < kGetriNB; kk += 4) {
+    double a[4], b[4];
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      a[t] = GetriAt<double, TA>(A, ld, 8 * t + g, kk + q);
+      b[t] = GetriAt<double, TB>(B, ld, kk + q, 8 * t + g);
+    }
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) MmaF64m8n8k4(acc[r][c], a[r], b[c]);
+  }
+}
+
+template <int NB>
+__device__ __forceinline__ void GetriStagesMma(double* S, int ld, int warp, int lane) {
+  constexpr int B = kGetriNB;
+  const int g = lane >> 2, q = lane & 3;
+  auto blk = [&](int bi, int bj) { return S + (bi * B) * ld + bj * B; };
+  auto store = [&](const GetriOut& o, const double (&acc)[4][4][2], double sign) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) blk(o.bi, o.bj)[(8 * r + g) * ld + 8 * c + 2 * q + e] = sign * acc[r][c][e];
+  };
+  auto zero = [](double (&acc)[4][4][2]) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[r][c][0] = acc[r][c][1] = 0.0;
+  };
+  for (int s = 1; s < NB; ++s) {
+    const bool mine = warp < 2 * s;  // warp-uniform
+    const GetriOut o = GetriStageOut<NB>(s, mine ? warp : 0);
+    double acc[4][4][2];
+    zero(acc);
+    if (mine) {
+      if (o.upper) {
+        GetriBlockMma<GetriTri::kUpper, GetriTri::kFull>(blk(o.bi, o.bi), blk(o.bi, o.bj), ld, lane, acc);
+        for (int k = o.bi + 1; k < o.bj; ++k)
+          GetriBlockMma<GetriTri::kFull, GetriTri::kFull>(blk(o.bi, k), blk(k, o.bj), ld, lane, acc);
+      } else {
+        for (int k = o.bj + 1; k < o.bi; ++k)
+          GetriBlockMma<GetriTri::kFull, GetriTri::kFull>(blk(o.bi, k), blk(k, o.bj), ld, lane, acc);
+        GetriBlockMma<GetriTri::kUnitLower, GetriTri::kFull>(blk(o.bi, o.bi), blk(o.bi, o.bj), ld, lane, acc);
+      }
+    }
+    __syncthreads();  // every sum of the stage taken
+    if (mine) store(o, acc, 1.0);
+    __syncthreads();
+    zero(acc);
+    if (mine) {
+      if (o.upper) GetriBlockMma<GetriTri::kFull, GetriTri::kUpper>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, lane, acc);
+      else GetriBlockMma<GetriTri::kFull, GetriTri::kUnitLower>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, lane, acc);
+    }
+    __syncthreads();  // T read everywhere before it is replaced
+    if (mine) store(o, acc, -1.0);
+    __syncthreads();
+  }
+}
+
 // ---- phase 2: M = U^-1 L^-1 ------------------------------------------------------------------------------
 // TM values from p (the thread tile's columns of one row; p aligned to TM * sizeof(T), which the
 // row stride keeps): 16-byte loads where TM values are whole 16-byte granules, else 8-byte ones.
@@ -243,6 +324,48 @@ __device__ __forceinline__ void GetriProduct(const T* S, int ld, int i0, int j0,
   }
 }
 
+// f64 on the tensor cores: warp w owns tile rows (w % 4) RW .. + RW and tile columns (w / 4) CW .. + CW
+// of 8 x 8 tiles (RW = NP / 32, CW = NP / 16); k steps of 4 from the first k any of its tiles needs,
+// each tile joining once k reaches 8 max(I, J) (before that its terms are all zero); the shapes
+// of U^-1 and L^-1 applied to the fragments as they load.
+template <int NP>
+struct GetriMmaTiles {
+  static constexpr int kRW = NP / 32, kCW = NP / 16;
+};
+template <int NP>
+__device__ __forceinline__ void GetriProductMma(const double* S, int ld, int warp, int lane,
+                                                double (&m)[NP / 32][NP / 16][2]) {
+  constexpr int RW = GetriMmaTiles<NP>::kRW, CW = GetriMmaTiles<NP>::kCW;
+  const int g = lane >> 2, q = lane & 3, I0 = (warp & 3) * RW, J0 = (warp >> 2) * CW;
+#pragma unroll
+  for (int r = 0; r < RW; ++r)
+#pragma unroll
+    for (int c = 0; c < CW; ++c) m[r][c][0] = m[r][c][1] = 0.0;
+  const int kbeg = 8 * (I0 > J0 ? I0 : J0);
+#pragma unroll 1
+  for (int kk = kbeg; kk < NP; kk += 4) {
+    const int k = kk + q;
+    double a[RW], b[CW];
+#pragma unroll
+    for (int r = 0; r < RW; ++r) {
+      const int i = 8 * (I0 + r) + g;
+      a[r] = k >= i ? S[i * ld + k] : 0.0;
+    }
+#pragma unroll
+    for (int c = 0; c < CW; ++c) {
+      const int j = 8 * (J0 + c) + g;
+      b[c] = k > j ? S[k * ld + j] : (k == j ? 1.0 : 0.0);
+    }
+    // tiles whose first needed k is past kk contribute zeros: skipped (warp-uniform predicates)
+    const int last = kk >> 3;  // tiles with I, J <= last are live
+#pragma unroll
+    for (int r = 0; r < RW; ++r)
+#pragma unroll
+      for (int c = 0; c < CW; ++c)
+        if (I0 + r <= last && J0 + c <= last) MmaF64m8n8k4(m[r][c], a[r], b[c]);
+  }
+}
+
 template <typename T, int NP>
 __global__ void __launch_bounds__(kGetriThreads, GetriCfg<T, NP>::kMinBlocks)
     LuGetriKernel(T* __restrict__ inv, const int32_t* __restrict__ perm, int64_t batch, int n) {
@@ -284,16 +407,33 @@ __global__ void __launch_bounds__(kGetriThreads, GetriCfg<T, NP>::kMinBlocks)
     if (warp < C::kNb) GetriDiagBlock<T, true>(S, LD, warp * kGetriNB, lane);
     else if (warp >= 4 && warp < 4 + C::kNb) GetriDiagBlock<T, false>(S, LD, (warp - 4) * kGetriNB, lane);
     __syncthreads();
-    GetriStages<T, C::kNb>(S, LD, tid);
     // 2. M = U^-1 L^-1; column k of M is column perm[k] of A^-1
-    T m[TM][TM];
-    GetriProduct<T, NP>(S, LD, i0, j0, m);
-    __syncthreads();  // every product has read S
+    if constexpr (sizeof(T) == 8) {
+      GetriStagesMma<C::kNb>(S, LD, warp, lane);
+      constexpr int RW = GetriMmaTiles<NP>::kRW, CW = GetriMmaTiles<NP>::kCW;
+      double m[RW][CW][2];
+      GetriProductMma<NP>(S, LD, warp, lane, m);
+      __syncthreads();  // every product has read S
+      const int g = lane >> 2, q = lane & 3, I0 = (warp & 3) * RW, J0 = (warp >> 2) * CW;
 #pragma unroll
-    for (int c = 0; c < TM; ++c) {
-      const int col = ps[j0 + c];
+      for (int c = 0; c < CW; ++c)
 #pragma unroll
-      for (int r = 0; r < TM; ++r) S[(i0 + r) * LD + col] = m[r][c];
+        for (int e = 0; e < 2; ++e) {
+          const int col = ps[8 * (J0 + c) + 2 * q + e];
+#pragma unroll
+          for (int r = 0; r < RW; ++r) S[(8 * (I0 + r) + g) * LD + col] = m[r][c][e];
+        }
+    } else {
+      GetriStages<T, C::kNb>(S, LD, tid);
+      T m[TM][TM];
+      GetriProduct<T, NP>(S, LD, i0, j0, m);
+      __syncthreads();  // every product has read S
+#pragma unroll
+      for (int c = 0; c < TM; ++c) {
+        const int col = ps[j0 + c];
+#pragma unroll
+        for (int r = 0; r < TM; ++r) S[(i0 + r) * LD + col] = m[r][c];
+      }
     }
     __syncthreads();
     for (int e = tid; e < n * n; e += NT) {
