@@ -64,8 +64,10 @@ bool LuTileTakes(LuOutput out, int n, int k) {
 // the factors and perm getrf's permutation, the inverse replaces the factors.
 template <typename T>
 bool LuGetriTakes(int n) {
-  const int lo = sizeof(T) == 8 ? tuning::kLuGetriMinNF64 : tuning::kLuGetriMinNF32;
-  return n >= lo && n <= tuning::kLuGetriMaxN && n >= (sizeof(T) == 8 ? tuning::kLuLeftMinNF64 : tuning::kLuLeftMinNF32);
+  const bool f64 = sizeof(T) == 8;
+  const int lo = f64 ? tuning::kLuGetriMinNF64 : tuning::kLuGetriMinNF32;
+  const int hi = f64 ? tuning::kLuGetriMaxNF64 : tuning::kLuGetriMaxNF32;
+  return n >= lo && n <= hi && n >= (f64 ? tuning::kLuLeftMinNF64 : tuning::kLuLeftMinNF32);
 }
 template <typename T>
 cudaError_t LuGetriLaunch(cudaStream_t stream, T* inv, const int32_t* perm, int64_t batch, int n);

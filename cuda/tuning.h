@@ -201,18 +201,22 @@ constexpr int kLuLeftMinNF32 = 65;
 constexpr int kLuLeftMinNF64 = 65;
 #endif
 constexpr int kLuLeftMaxN = 512;
-// inverse as getrf (left class) + getri (cuda/lu_blocked_getri.cuh: U^-1 and L^-1 in shared memory, then
-// their product; bench/NOTES.md "getri") from these n up to kLuGetriMaxN, ahead of the fused
-// Gauss-Jordan kernels (LuGetriLaunch takes n > 64). BATCHLA_LU_GETRI_MINN overrides both
-// (benchmark variants; > 128: off).
+// inverse as getrf (left class) + getri (cuda/lu_blocked_getri.cuh: U^-1 and L^-1 in shared memory,
+// then their product; bench/NOTES.md "getri") from kLuGetriMinN* to kLuGetriMaxN*, ahead of the fused
+// Gauss-Jordan kernels (LuGetriLaunch takes 64 < n <= 128). Measured (H100, check timings, inverse
+// us, fused -> getri): f64 every n from 65 (65 5346 -> 2526, 96 3591 -> 1458, 128 2760 -> 1677);
+// f32 (FMA form, no exact f32 tensor-core MMA) only n = 73..96 (80 2539 -> 2345, 96 2193 -> 1847;
+// 72 a tie, 65 3067 -> 3432, 104 2066 -> 2754, 128 1782 -> 1989).
+// BATCHLA_LU_GETRI_MINN overrides both minimums (benchmark variants; > 128: off).
 #ifdef BATCHLA_LU_GETRI_MINN
 constexpr int kLuGetriMinNF32 = BATCHLA_LU_GETRI_MINN;
 constexpr int kLuGetriMinNF64 = BATCHLA_LU_GETRI_MINN;
 #else
-constexpr int kLuGetriMinNF32 = 65;
+constexpr int kLuGetriMinNF32 = 73;
 constexpr int kLuGetriMinNF64 = 65;
 #endif
-constexpr int kLuGetriMaxN = 128;
+constexpr int kLuGetriMaxNF32 = 96;
+constexpr int kLuGetriMaxNF64 = 128;
 // Where the left class factors, getrf + getrs (solve, inverse with n columns) or getrf + a
 // reduction of its diagonal (slogdet) from these n instead of the fused on-chip kernels (the
 // Python lowerings ask LuFusedWins): f32 n = 128 getrf 1.09 ms vs fused gesv k = 1 1.62, slogdet

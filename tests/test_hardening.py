@@ -191,6 +191,7 @@ BIG_OPS = {  # name -> (function, kind, n, dtype, matrices): each input has more
     "lu_factor-f32-n512": ("lu_factor", 512, np.float32, 2**13 + 5),  # its 8-pass band
     "lu_solve-f64-n64": ("lu_solve", 64, np.float64, 2**19 + 1001),
     "inv-f32-n64": ("inv", 64, np.float32, 2**19 + 1001),
+    "inv-f32-n96": ("inv", 96, np.float32, 2**18 + 33),  # getrf + getri (its scratch result)
     "qr-f32": ("qr", 4, np.float32, 2**27 + 4099),  # 7 x 4 matrices
     "lstsq-f32": ("lstsq", 4, np.float32, 2**27 + 4099),
     "geqrf-f64-n64": ("geqrf", 64, np.float64, 2**19 + 1001),
