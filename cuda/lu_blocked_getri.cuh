@@ -135,71 +135,8 @@ __device__ __forceinline__ GetriOut GetriStageOut(int s, int ob) {
   return {false, j + 1 + ob - s, j};
 }
 
-template <typename T, int NB>
-__device__ __forceinline__ void GetriStages(T* S, int ld, int tid) {
-  constexpr int B = kGetriNB;
-  const int grp = tid >> 6, t = tid & 63, r0 = (t >> 3) * 4, c0 = (t & 7) * 4;
-  auto blk = [&](int bi, int bj) { return S + (bi * B) * ld + bj * B; };
-  auto store = [&](const GetriOut& o, const T (&acc)[4][4], T sign) {
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) blk(o.bi, o.bj)[(r0 + r) * ld + c0 + c] = sign * acc[r][c];
-  };
-  for (int s = 1; s < NB; ++s) {
-    T acc[2][4][4];
-    // (a) T = the sums, from the final blocks of earlier stages and the still original column J
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int ob = grp + 4 * h;
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[h][r][c] = T(0);
-      if (ob >= 2 * s) continue;
-      const GetriOut o = GetriStageOut<NB>(s, ob);
-      if (o.upper) {
-        GetriBlockMac<T, GetriTri::kUpper, GetriTri::kFull>(blk(o.bi, o.bi), blk(o.bi, o.bj), ld, r0, c0, acc[h]);
-        for (int k = o.bi + 1; k < o.bj; ++k)
-          GetriBlockMac<T, GetriTri::kFull, GetriTri::kFull>(blk(o.bi, k), blk(k, o.bj), ld, r0, c0, acc[h]);
-      } else {
-        for (int k = o.bj + 1; k < o.bi; ++k)
-          GetriBlockMac<T, GetriTri::kFull, GetriTri::kFull>(blk(o.bi, k), blk(k, o.bj), ld, r0, c0, acc[h]);
-        GetriBlockMac<T, GetriTri::kUnitLower, GetriTri::kFull>(blk(o.bi, o.bi), blk(o.bi, o.bj), ld, r0, c0,
-                                                                acc[h]);
-      }
-    }
-    __syncthreads();  // every sum of the stage taken
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-      if (grp + 4 * h < 2 * s) store(GetriStageOut<NB>(s, grp + 4 * h), acc[h], T(1));
-    __syncthreads();
-    // (b) the block = -T times the diagonal block's inverse
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int ob = grp + 4 * h;
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[h][r][c] = T(0);
-      if (ob >= 2 * s) continue;
-      const GetriOut o = GetriStageOut<NB>(s, ob);
-      if (o.upper)
-        GetriBlockMac<T, GetriTri::kFull, GetriTri::kUpper>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, r0, c0, acc[h]);
-      else
-        GetriBlockMac<T, GetriTri::kFull, GetriTri::kUnitLower>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, r0, c0,
-                                                                acc[h]);
-    }
-    __syncthreads();  // T read everywhere before it is replaced
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-      if (grp + 4 * h < 2 * s) store(GetriStageOut<NB>(s, grp + 4 * h), acc[h], T(-1));
-    __syncthreads();
-  }
-}
-
-// f64: the same stages on the tensor cores (m8n8k4 DMMA, exact f64 FMAs): warp w < 2s computes output
-// w of stage s as 4 x 4 tiles of 8 x 8; the operands' shapes applied to the fragments as they load.
+// f64: one 32 x 32 block product on the tensor cores (m8n8k4 DMMA, exact f64 FMAs), 4 x 4 tiles of
+// 8 x 8 per warp; the operands' shapes applied to the fragments as they load.
 template <GetriTri TA, GetriTri TB>
 __device__ __forceinline__ void GetriBlockMma(const double* A, const double* B, int ld, int lane,
                                               double (&acc)[4][4][2]) {
@@ -219,51 +156,118 @@ __device__ __forceinline__ void GetriBlockMma(const double* A, const double* B, 
   }
 }
 
-template <int NB>
-__device__ __forceinline__ void GetriStagesMma(double* S, int ld, int warp, int lane) {
-  constexpr int B = kGetriNB;
-  const int g = lane >> 2, q = lane & 3;
-  auto blk = [&](int bi, int bj) { return S + (bi * B) * ld + bj * B; };
-  auto store = [&](const GetriOut& o, const double (&acc)[4][4][2], double sign) {
+// The stages' block products in two forms, one output block of a stage per slot:
+// GetriFmaForm: 4 groups of 64 threads, 4 x 4 thread tiles of the 32 x 32 block, slots g and g + 4.
+// GetriMmaForm (f64): warp w the output w, 4 x 4 DMMA tiles of 8 x 8 (lane: row lane / 4, columns
+// 2 (lane % 4) + {0, 1} of each).
+template <typename T>
+struct GetriFmaForm {
+  static constexpr int kSlots = 2;
+  using Acc = T[4][4];
+  int grp, r0, c0;
+  __device__ explicit GetriFmaForm(int tid) : grp(tid >> 6), r0(((tid & 63) >> 3) * 4), c0((tid & 7) * 4) {}
+  __device__ int Output(int h) const { return grp + 4 * h; }
+  __device__ void Zero(Acc& acc) const {
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[r][c] = T(0);
+  }
+  template <GetriTri TA, GetriTri TB>
+  __device__ void Mac(const T* A, const T* B, int ld, Acc& acc) const {
+    GetriBlockMac<T, TA, TB>(A, B, ld, r0, c0, acc);
+  }
+  __device__ void Store(T* blk, int ld, const Acc& acc, T sign) const {
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) blk[(r0 + r) * ld + c0 + c] = sign * acc[r][c];
+  }
+};
+struct GetriMmaForm {
+  static constexpr int kSlots = 1;
+  using Acc = double[4][4][2];
+  int warp, lane;
+  __device__ explicit GetriMmaForm(int tid) : warp(tid >> 5), lane(tid & 31) {}
+  __device__ int Output(int) const { return warp; }
+  __device__ void Zero(Acc& acc) const {
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[r][c][0] = acc[r][c][1] = 0.0;
+  }
+  template <GetriTri TA, GetriTri TB>
+  __device__ void Mac(const double* A, const double* B, int ld, Acc& acc) const {
+    GetriBlockMma<TA, TB>(A, B, ld, lane, acc);
+  }
+  __device__ void Store(double* blk, int ld, const Acc& acc, double sign) const {
+    const int g = lane >> 2, q = lane & 3;
 #pragma unroll
     for (int r = 0; r < 4; ++r)
 #pragma unroll
       for (int c = 0; c < 4; ++c)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) blk(o.bi, o.bj)[(8 * r + g) * ld + 8 * c + 2 * q + e] = sign * acc[r][c][e];
-  };
-  auto zero = [](double (&acc)[4][4][2]) {
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) acc[r][c][0] = acc[r][c][1] = 0.0;
-  };
+        for (int e = 0; e < 2; ++e) blk[(8 * r + g) * ld + 8 * c + 2 * q + e] = sign * acc[r][c][e];
+  }
+};
+template <typename T>
+using GetriForm = typename std::conditional<sizeof(T) == 8, GetriMmaForm, GetriFmaForm<T>>::type;
+
+// Stages s = 1 .. NB - 1 (the formulas at the top of the file), three barriers each.
+template <typename T, int NB, class F>
+__device__ __forceinline__ void GetriStages(T* S, int ld, const F& form) {
+  constexpr int B = kGetriNB;
+  auto blk = [&](int bi, int bj) { return S + (bi * B) * ld + bj * B; };
   for (int s = 1; s < NB; ++s) {
-    const bool mine = warp < 2 * s;  // warp-uniform
-    const GetriOut o = GetriStageOut<NB>(s, mine ? warp : 0);
-    double acc[4][4][2];
-    zero(acc);
-    if (mine) {
+    typename F::Acc acc[F::kSlots];
+    // (a) T = the sums, from the final blocks of earlier stages and the still original column J
+#pragma unroll
+    for (int h = 0; h < F::kSlots; ++h) {
+      form.Zero(acc[h]);
+      const int ob = form.Output(h);
+      if (ob >= 2 * s) continue;
+      const GetriOut o = GetriStageOut<NB>(s, ob);
       if (o.upper) {
-        GetriBlockMma<GetriTri::kUpper, GetriTri::kFull>(blk(o.bi, o.bi), blk(o.bi, o.bj), ld, lane, acc);
+        form.template Mac<GetriTri::kUpper, GetriTri::kFull>(blk(o.bi, o.bi), blk(o.bi, o.bj), ld, acc[h]);
         for (int k = o.bi + 1; k < o.bj; ++k)
-          GetriBlockMma<GetriTri::kFull, GetriTri::kFull>(blk(o.bi, k), blk(k, o.bj), ld, lane, acc);
+          form.template Mac<GetriTri::kFull, GetriTri::kFull>(blk(o.bi, k), blk(k, o.bj), ld, acc[h]);
       } else {
         for (int k = o.bj + 1; k < o.bi; ++k)
-          GetriBlockMma<GetriTri::kFull, GetriTri::kFull>(blk(o.bi, k), blk(k, o.bj), ld, lane, acc);
-        GetriBlockMma<GetriTri::kUnitLower, GetriTri::kFull>(blk(o.bi, o.bi), blk(o.bi, o.bj), ld, lane, acc);
+          form.template Mac<GetriTri::kFull, GetriTri::kFull>(blk(o.bi, k), blk(k, o.bj), ld, acc[h]);
+        form.template Mac<GetriTri::kUnitLower, GetriTri::kFull>(blk(o.bi, o.bi), blk(o.bi, o.bj), ld, acc[h]);
       }
     }
     __syncthreads();  // every sum of the stage taken
-    if (mine) store(o, acc, 1.0);
+#pragma unroll
+    for (int h = 0; h < F::kSlots; ++h) {
+      const int ob = form.Output(h);
+      if (ob < 2 * s) {
+        const GetriOut o = GetriStageOut<NB>(s, ob);
+        form.Store(blk(o.bi, o.bj), ld, acc[h], T(1));
+      }
+    }
     __syncthreads();
-    zero(acc);
-    if (mine) {
-      if (o.upper) GetriBlockMma<GetriTri::kFull, GetriTri::kUpper>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, lane, acc);
-      else GetriBlockMma<GetriTri::kFull, GetriTri::kUnitLower>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, lane, acc);
+    // (b) the block = -T times the diagonal block's inverse
+#pragma unroll
+    for (int h = 0; h < F::kSlots; ++h) {
+      form.Zero(acc[h]);
+      const int ob = form.Output(h);
+      if (ob >= 2 * s) continue;
+      const GetriOut o = GetriStageOut<NB>(s, ob);
+      if (o.upper)
+        form.template Mac<GetriTri::kFull, GetriTri::kUpper>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, acc[h]);
+      else
+        form.template Mac<GetriTri::kFull, GetriTri::kUnitLower>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, acc[h]);
     }
     __syncthreads();  // T read everywhere before it is replaced
-    if (mine) store(o, acc, -1.0);
+#pragma unroll
+    for (int h = 0; h < F::kSlots; ++h) {
+      const int ob = form.Output(h);
+      if (ob < 2 * s) {
+        const GetriOut o = GetriStageOut<NB>(s, ob);
+        form.Store(blk(o.bi, o.bj), ld, acc[h], T(-1));
+      }
+    }
     __syncthreads();
   }
 }
@@ -408,8 +412,8 @@ __global__ void __launch_bounds__(kGetriThreads, GetriCfg<T, NP>::kMinBlocks)
     else if (warp >= 4 && warp < 4 + C::kNb) GetriDiagBlock<T, false>(S, LD, (warp - 4) * kGetriNB, lane);
     __syncthreads();
     // 2. M = U^-1 L^-1; column k of M is column perm[k] of A^-1
+    GetriStages<T, C::kNb>(S, LD, GetriForm<T>(tid));
     if constexpr (sizeof(T) == 8) {
-      GetriStagesMma<C::kNb>(S, LD, warp, lane);
       constexpr int RW = GetriMmaTiles<NP>::kRW, CW = GetriMmaTiles<NP>::kCW;
       double m[RW][CW][2];
       GetriProductMma<NP>(S, LD, warp, lane, m);
@@ -424,7 +428,6 @@ __global__ void __launch_bounds__(kGetriThreads, GetriCfg<T, NP>::kMinBlocks)
           for (int r = 0; r < RW; ++r) S[(8 * (I0 + r) + g) * LD + col] = m[r][c][e];
         }
     } else {
-      GetriStages<T, C::kNb>(S, LD, tid);
       T m[TM][TM];
       GetriProduct<T, NP>(S, LD, i0, j0, m);
       __syncthreads();  // every product has read S

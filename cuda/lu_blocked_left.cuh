@@ -50,7 +50,7 @@ struct LuLeftScratch {
   T pval;                             // the pivot
   int psrc, xsrc;
   LuShared<T> sh;                     // argmax keys, dlist / dcount, info
-  LuTileScratch<T, 128> tile;         // the warp panel's blocks, row order and pivots
+  LuTileScratch<T, 128> tile;         // the warp panel's blocks, row order and pivots (n <= 128 band)
 };
 
 // Row stride of the panel in shared memory: the warp form reads 8 columns of a row at a time
@@ -222,8 +222,9 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
 // getf2 on the panel P (m <= 32 RP rows x w <= 32 columns, row stride ld, shared memory) by one
 // warp, as the tile class factors a matrix (cuda/lu_blocked_tile.cuh): Crout in 8-column tiles,
 // lane l holds rows l + 32 q of the current tile, rows never move (pos[q]: the row's position). One
-// warp's chain of shuffles and reductions instead of the block form's two barriers per column: at
-// n = 128 the block form's 32 steps per panel were ~2/3 of getrf (bench/NOTES.md, "warp panel").
+// warp's chain of shuffles and reductions instead of the block form's two barriers per column
+// (the other warps wait at the barrier after it): getrf n = 72..128 f32 12-24 % and f64 4-17 %
+// faster (bench/NOTES.md, "Left class, warp panel"; the panel is still ~55 % of a block's time).
 // Leaves what the block form leaves, except that P keeps the input row order: rowsrc[p] = the
 // panel row at position p (P row rowsrc[p] holds the factor's row p), piv, dlist / dcount, info.
 template <typename T, int RP, class SC>
@@ -369,8 +370,10 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
       if constexpr (kWarpPanel) {
         constexpr int RP = RQ * C::kPass / 32;
         if (warp == 0) {
-          if (LuLeftWarpPanelSplit<T>() && RP > 2 && m <= 64) LuLeftWarpPanel<T, 2>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane);
-          else LuLeftWarpPanel<T, RP>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane);
+          if (LuLeftWarpPanelSplit<T>() && RP > 2 && m <= 64)
+            LuLeftWarpPanel<T, 2>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane);
+          else
+            LuLeftWarpPanel<T, RP>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane);
         }
       } else {
         LuLeftPanel<T, R, NT>(pan, LDP, m, jw, J, piv, rowsrc, sc);
@@ -385,8 +388,9 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
       }
       for (int cc = tid; cc < J; cc += NT)
         LuColumnSwapSolve<T, false>(lm, n, J, jw, cc, rowsrc, sh, nullptr, 0, nullptr, 0);
-      if (lane < jw)
-        for (int r = warp; r < m; r += NT / 32) lm[(J + r) * n + J + lane] = pan[(kWarpPanel ? rowsrc[r] : r) * PLD + lane];
+      if (lane < jw)  // (the warp form left the panel's rows in place: row r of the factor is rowsrc[r])
+        for (int r = warp; r < m; r += NT / 32)
+          lm[(J + r) * n + J + lane] = pan[(kWarpPanel ? rowsrc[r] : r) * PLD + lane];
       __syncthreads();
 #pragma unroll
       for (int q = 0; q < R; ++q) {

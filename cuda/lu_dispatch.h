@@ -60,8 +60,8 @@ bool LuTileTakes(LuOutput out, int n, int k) {
   return n >= lo && n <= tuning::kLuTileMaxN && (out != LuOutput::kSolve || k == 1);
 }
 
-// kInverse as getrf + getri (cuda/lu_blocked_getri.cuh) for these n; LuGetriLaunch: 64 < n <= 128, inv holds
-// the factors and perm getrf's permutation, the inverse replaces the factors.
+// kInverse as getrf + getri (cuda/lu_blocked_getri.cuh) for these n. LuGetriLaunch (64 < n <= 128):
+// inv holds the factors, perm getrf's permutation; the inverse replaces the factors.
 template <typename T>
 bool LuGetriTakes(int n) {
   const bool f64 = sizeof(T) == 8;

@@ -12,7 +12,8 @@ from jax.interpreters import ad, mlir
 
 from .. import _ffi, _reference
 from .cholesky import _info_aval, _mT, _rhs, _square, _zero_info
-from .primitive import OpSpec, conditional_cuda_lowering, ffi_lowering, make_primitive, sized_cuda_lowering
+from .primitive import (OpSpec, conditional_cuda_lowering, ffi_lowering, make_primitive,
+                        sized_cuda_lowering)
 from .triangular import trsm
 
 
