@@ -220,6 +220,16 @@ __device__ __forceinline__ void GetriStages(T* S, int ld, const F& form) {
   auto blk = [&](int bi, int bj) { return S + (bi * B) * ld + bj * B; };
   for (int s = 1; s < NB; ++s) {
     typename F::Acc acc[F::kSlots];
+    auto store = [&](const typename F::Acc (&res)[F::kSlots], T sign) {  // the stage's outputs in place
+#pragma unroll
+      for (int h = 0; h < F::kSlots; ++h) {
+        const int ob = form.Output(h);
+        if (ob < 2 * s) {
+          const GetriOut o = GetriStageOut<NB>(s, ob);
+          form.Store(blk(o.bi, o.bj), ld, res[h], sign);
+        }
+      }
+    };
     // (a) T = the sums, from the final blocks of earlier stages and the still original column J
 #pragma unroll
     for (int h = 0; h < F::kSlots; ++h) {
@@ -238,14 +248,7 @@ __device__ __forceinline__ void GetriStages(T* S, int ld, const F& form) {
       }
     }
     __syncthreads();  // every sum of the stage taken
-#pragma unroll
-    for (int h = 0; h < F::kSlots; ++h) {
-      const int ob = form.Output(h);
-      if (ob < 2 * s) {
-        const GetriOut o = GetriStageOut<NB>(s, ob);
-        form.Store(blk(o.bi, o.bj), ld, acc[h], T(1));
-      }
-    }
+    store(acc, T(1));
     __syncthreads();
     // (b) the block = -T times the diagonal block's inverse
 #pragma unroll
@@ -260,14 +263,7 @@ __device__ __forceinline__ void GetriStages(T* S, int ld, const F& form) {
         form.template Mac<GetriTri::kFull, GetriTri::kUnitLower>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, acc[h]);
     }
     __syncthreads();  // T read everywhere before it is replaced
-#pragma unroll
-    for (int h = 0; h < F::kSlots; ++h) {
-      const int ob = form.Output(h);
-      if (ob < 2 * s) {
-        const GetriOut o = GetriStageOut<NB>(s, ob);
-        form.Store(blk(o.bi, o.bj), ld, acc[h], T(-1));
-      }
-    }
+    store(acc, T(-1));
     __syncthreads();
   }
 }
