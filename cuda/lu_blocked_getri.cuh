@@ -230,38 +230,34 @@ __device__ __forceinline__ void GetriStages(T* S, int ld, const F& form) {
         }
       }
     };
-    // (a) T = the sums, from the final blocks of earlier stages and the still original column J
+    auto compute = [&](auto&& products) {  // acc[h] = products(output h) for the stage's outputs
 #pragma unroll
-    for (int h = 0; h < F::kSlots; ++h) {
-      form.Zero(acc[h]);
-      const int ob = form.Output(h);
-      if (ob >= 2 * s) continue;
-      const GetriOut o = GetriStageOut<NB>(s, ob);
+      for (int h = 0; h < F::kSlots; ++h) {
+        form.Zero(acc[h]);
+        const int ob = form.Output(h);
+        if (ob < 2 * s) products(GetriStageOut<NB>(s, ob), acc[h]);
+      }
+    };
+    // (a) T = the sums, from the final blocks of earlier stages and the still original column J
+    compute([&](const GetriOut& o, typename F::Acc& a) {
       if (o.upper) {
-        form.template Mac<GetriTri::kUpper, GetriTri::kFull>(blk(o.bi, o.bi), blk(o.bi, o.bj), ld, acc[h]);
+        form.template Mac<GetriTri::kUpper, GetriTri::kFull>(blk(o.bi, o.bi), blk(o.bi, o.bj), ld, a);
         for (int k = o.bi + 1; k < o.bj; ++k)
-          form.template Mac<GetriTri::kFull, GetriTri::kFull>(blk(o.bi, k), blk(k, o.bj), ld, acc[h]);
+          form.template Mac<GetriTri::kFull, GetriTri::kFull>(blk(o.bi, k), blk(k, o.bj), ld, a);
       } else {
         for (int k = o.bj + 1; k < o.bi; ++k)
-          form.template Mac<GetriTri::kFull, GetriTri::kFull>(blk(o.bi, k), blk(k, o.bj), ld, acc[h]);
-        form.template Mac<GetriTri::kUnitLower, GetriTri::kFull>(blk(o.bi, o.bi), blk(o.bi, o.bj), ld, acc[h]);
+          form.template Mac<GetriTri::kFull, GetriTri::kFull>(blk(o.bi, k), blk(k, o.bj), ld, a);
+        form.template Mac<GetriTri::kUnitLower, GetriTri::kFull>(blk(o.bi, o.bi), blk(o.bi, o.bj), ld, a);
       }
-    }
+    });
     __syncthreads();  // every sum of the stage taken
     store(acc, T(1));
     __syncthreads();
     // (b) the block = -T times the diagonal block's inverse
-#pragma unroll
-    for (int h = 0; h < F::kSlots; ++h) {
-      form.Zero(acc[h]);
-      const int ob = form.Output(h);
-      if (ob >= 2 * s) continue;
-      const GetriOut o = GetriStageOut<NB>(s, ob);
-      if (o.upper)
-        form.template Mac<GetriTri::kFull, GetriTri::kUpper>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, acc[h]);
-      else
-        form.template Mac<GetriTri::kFull, GetriTri::kUnitLower>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, acc[h]);
-    }
+    compute([&](const GetriOut& o, typename F::Acc& a) {
+      if (o.upper) form.template Mac<GetriTri::kFull, GetriTri::kUpper>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, a);
+      else form.template Mac<GetriTri::kFull, GetriTri::kUnitLower>(blk(o.bi, o.bj), blk(o.bj, o.bj), ld, a);
+    });
     __syncthreads();  // T read everywhere before it is replaced
     store(acc, T(-1));
     __syncthreads();
