@@ -60,14 +60,14 @@ bool LuTileTakes(LuOutput out, int n, int k) {
   return n >= lo && n <= tuning::kLuTileMaxN && (out != LuOutput::kSolve || k == 1);
 }
 
-// kInverse as getrf + getri (cuda/lu_blocked_getri.cuh) for these n. LuGetriLaunch (64 < n <= 128):
-// inv holds the factors, perm getrf's permutation; the inverse replaces the factors.
+// kInverse as getrf + getri (cuda/lu_blocked_getri.cuh) for these n, where the left class factors
+// them (LuBlocked asks both). LuGetriLaunch (64 < n <= 128): inv holds the factors, perm getrf's
+// permutation; the inverse replaces the factors.
 template <typename T>
 bool LuGetriTakes(int n) {
   const bool f64 = sizeof(T) == 8;
-  const int lo = f64 ? tuning::kLuGetriMinNF64 : tuning::kLuGetriMinNF32;
-  const int hi = f64 ? tuning::kLuGetriMaxNF64 : tuning::kLuGetriMaxNF32;
-  return n >= lo && n <= hi && n >= (f64 ? tuning::kLuLeftMinNF64 : tuning::kLuLeftMinNF32);
+  return n >= (f64 ? tuning::kLuGetriMinNF64 : tuning::kLuGetriMinNF32) &&
+         n <= (f64 ? tuning::kLuGetriMaxNF64 : tuning::kLuGetriMaxNF32);
 }
 template <typename T>
 cudaError_t LuGetriLaunch(cudaStream_t stream, T* inv, const int32_t* perm, int64_t batch, int n);
