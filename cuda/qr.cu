@@ -8,10 +8,12 @@ namespace batchla {
 namespace detail {
 namespace {
 
-// The small class where it fits, else the engine.
+// The small class where it fits, else the panel class where it takes the shape, else the engine.
 template <typename T>
 cudaError_t Factor(cudaStream_t stream, const QrArgs<T>& args, QrOutput out) {
-  if (QrSmallFits<T>(args.m, QrColumns(args, out))) return QrSmall(stream, args, out);
+  const int ncols = QrColumns(args, out);
+  if (QrSmallFits<T>(args.m, ncols)) return QrSmall(stream, args, out);
+  if (QrPanelTakes<T>(args.m, ncols, out)) return QrPanel(stream, args, out);
   return QrEngine(stream, args, out);
 }
 

@@ -3,6 +3,9 @@
 //           cuda/qr_small*.{cuh,cu}   QrSmall<T>
 //           (a lane per column, the column in registers; a warp per unit for ncols <= 32, a pair
 //           of warps above; fused outputs only)
+//   panel   kR / kGeqrf, tuning::kQrPanelMinM < m <= kQrPanelMaxM    cuda/qr_panel*.{cuh,cu}
+//           (a block per matrix in shared memory; one warp factors 16-column panels in
+//           registers, every thread updates one trailing column)   QrPanel<T>
 //   engine  everything else QrSupported accepts      cuda/qr_engine*.{cuh,cu}  QrEngine<T>
 //           (a block per matrix, blocked Householder with compact-WY panels; the matrix in
 //           shared memory when it fits, else worked on in place in the output buffer; the block
@@ -52,6 +55,12 @@ template <typename T>
 bool QrSmallFits(int m, int ncols);
 template <typename T>
 cudaError_t QrSmall(cudaStream_t stream, const QrArgs<T>& args, QrOutput out);
+
+// Panel class: kR / kGeqrf where its size range and shared memory take the matrix.
+template <typename T>
+bool QrPanelTakes(int m, int ncols, QrOutput out);
+template <typename T>
+cudaError_t QrPanel(cudaStream_t stream, const QrArgs<T>& args, QrOutput out);
 
 // Engine: kGeqrf for every size QrSupported accepts; kR / kQr / kLstsq only where
 // QrEngineFusedFits<T>(m, ncols) (the matrix fits in shared memory).

@@ -337,6 +337,21 @@ constexpr int kQrEngineHugeNB = BATCHLA_QR_HUGE_NB;
 constexpr int kQrEngineHugeNB = 32;
 #endif
 constexpr int kQrEngineHugeMinCols = 256;
+// Panel class (cuda/qr_panel.cuh): kR and kGeqrf for kQrPanelMinM < m <= kQrPanelMaxM (the
+// small class keeps m <= 64; kQrPanelCapM bounds the range: 5 panel rows a lane, the tau array).
+// Benchmark overrides: BATCHLA_QR_PANEL_MINM, BATCHLA_QR_PANEL_MAXM (0: the class is off).
+constexpr int kQrPanelCapM = 160;
+#ifdef BATCHLA_QR_PANEL_MINM
+constexpr int kQrPanelMinM = BATCHLA_QR_PANEL_MINM;
+#else
+constexpr int kQrPanelMinM = 64;
+#endif
+#ifdef BATCHLA_QR_PANEL_MAXM
+constexpr int kQrPanelMaxM = BATCHLA_QR_PANEL_MAXM;
+#else
+constexpr int kQrPanelMaxM = 160;
+#endif
+static_assert(kQrPanelMaxM <= kQrPanelCapM, "panel class range");
 // Columns per lane of the small QR class for M <= 32 (warp units; lstsq and M = 64 keep one):
 // a lane owning two adjacent columns shares the per-reflector overhead (the dlarfg branch, the
 // slot store, the sync, the u loads) between twice the work, and puts twice the matrices in a
