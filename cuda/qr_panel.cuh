@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <type_traits>
 
 #include "cuda/common.cuh"
@@ -41,6 +42,7 @@ template <typename T>
 struct alignas(16) Scratch {
   T tau[tuning::kQrPanelCapM];
   alignas(16) T gram[kNB][kNB];  // gram[s][t] = v_s^T v_t for s < t of the current panel
+  int rotation;                  // WarpRotation
 };
 
 template <typename T>
@@ -61,6 +63,19 @@ __device__ __forceinline__ void LoadRow(const T* p, T (&out)[kCount]) {
     } else {
       const double2 x = reinterpret_cast<const double2*>(p)[v];
       out[2 * v] = x.x, out[2 * v + 1] = x.y;
+    }
+  }
+}
+
+template <int kCount, typename T>
+__device__ __forceinline__ void StoreRow(T* p, const T (&in)[kCount]) {
+  constexpr int kPer = 16 / sizeof(T);
+#pragma unroll
+  for (int v = 0; v < kCount / kPer; ++v) {
+    if constexpr (sizeof(T) == 4) {
+      reinterpret_cast<float4*>(p)[v] = make_float4(in[4 * v], in[4 * v + 1], in[4 * v + 2], in[4 * v + 3]);
+    } else {
+      reinterpret_cast<double2*>(p)[v] = make_double2(in[2 * v], in[2 * v + 1]);
     }
   }
 }
@@ -117,113 +132,344 @@ __device__ void StoreMatrix(const Mat<T>& a, int rows, int n, T* __restrict__ ds
   }
 }
 
-// The panel (columns [j0, j0 + jb), rows j0..m-1) by warp 0, with as many rows per lane as the
-// panel's height needs. Ends with a block barrier.
-template <typename T, int kThreads>
-__device__ void FactorPanel(const Mat<T>& a, int m, int j0, int jb, T* tau) {
-  static_assert(tuning::kQrPanelCapM <= 160, "WarpPanel instantiations below cover 5 rows a lane");
-  switch ((m - j0 + 31) / 32) {
-    case 1: return qr_engine::WarpPanel<T, kThreads, kNB, 1>(a, m, j0, jb, tau);
-    case 2: return qr_engine::WarpPanel<T, kThreads, kNB, 2>(a, m, j0, jb, tau);
-    case 3: return qr_engine::WarpPanel<T, kThreads, kNB, 3>(a, m, j0, jb, tau);
-    case 4: return qr_engine::WarpPanel<T, kThreads, kNB, 4>(a, m, j0, jb, tau);
-    default: return qr_engine::WarpPanel<T, kThreads, kNB, 5>(a, m, j0, jb, tau);
+// 1 / x and 1 / sqrt(x) without IEEE division or square root: those carry range-check branches
+// that end the compiler's scheduling region at every column of the panel. Hardware approximation
+// plus Newton steps (float one, double two: ~1 ulp). Denormal f64 inputs flush to zero.
+__device__ __forceinline__ float ApproxRcp(float x) {
+  float r;
+  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return fmaf(r, fmaf(-x, r, 1.f), r);
+}
+__device__ __forceinline__ double ApproxRcp(double x) {
+  double r;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
+  r = fma(r, fma(-x, r, 1.0), r);
+  return fma(r, fma(-x, r, 1.0), r);
+}
+__device__ __forceinline__ float ApproxRsqrt(float x) {
+  float y;
+  asm("rsqrt.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y * fmaf(-0.5f * x, y * y, 1.5f);
+}
+__device__ __forceinline__ double ApproxRsqrt(double x) {
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  y *= fma(-0.5 * x, y * y, 1.5);
+  return y * fma(-0.5 * x, y * y, 1.5);
+}
+
+template <typename T>
+__device__ __forceinline__ T WarpSum(T v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += ShflXor(v, o);
+  return v;
+}
+
+// Sum over the warp of each of the kNB values x[k], as a reduce-scatter: after the five
+// butterfly stages lane l holds the total of x[(l >> 1) & (kNB - 1)] (16 shuffles for all
+// sixteen sums, where sixteen butterflies would take 80).
+template <typename T>
+__device__ __forceinline__ T WarpReduceScatter16(const T (&x)[kNB]) {
+  static_assert(kNB == 16, "five stages: 16 values over 32 lanes");
+  const int lane = threadIdx.x & 31;
+  T y8[8], y4[4], y2[2];
+  const bool b4 = lane & 16, b3 = lane & 8, b2 = lane & 4, b1 = lane & 2;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) y8[i] = (b4 ? x[i + 8] : x[i]) + ShflXor(b4 ? x[i] : x[i + 8], 16);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) y4[i] = (b3 ? y8[i + 4] : y8[i]) + ShflXor(b3 ? y8[i] : y8[i + 4], 8);
+#pragma unroll
+  for (int i = 0; i < 2; ++i) y2[i] = (b2 ? y4[i + 2] : y4[i]) + ShflXor(b2 ? y4[i] : y4[i + 2], 4);
+  const T y1 = (b1 ? y2[1] : y2[0]) + ShflXor(b1 ? y2[0] : y2[1], 2);
+  return y1 + ShflXor(y1, 1);
+}
+
+// Unblocked Householder (LAPACK geqr2 / dlarfg conventions) of the kNB columns [j0, j0 + kNB) of
+// a, rows j0..m-1, by the calling warp: lane l holds rows j0 + l + 32 q, q < kR, in registers
+// (rows past m as zeros). A runtime loop over the columns (unrolled, the panel was ~3-4 k
+// instructions run once each: ncu showed half the panel's stalls waiting for instruction fetch):
+// the register array shifts left by one column per step, so p[.][0] is always the current column
+// and p[.][k] the k-th after it (zeros past the panel). Columns past n are zero padding and give
+// tau = 0. Each column goes back to shared memory (V below the diagonal, R on and above) when
+// done; the taus to tau[].
+template <typename T, int kR>
+__device__ __forceinline__ void WarpPanel(const Mat<T>& a, int m, int j0, T* tau) {
+  const int lane = threadIdx.x & 31;
+  T p[kR][kNB];
+#pragma unroll
+  for (int q = 0; q < kR; ++q) {
+    const int row = j0 + lane + 32 * q;
+    if (row < m) {
+      LoadRow(&a(row, j0), p[q]);
+    } else {
+#pragma unroll
+      for (int c = 0; c < kNB; ++c) p[q][c] = T(0);
+    }
+  }
+#pragma unroll 1
+  for (int c = 0; c < kNB; ++c) {
+    // Row j0 + c is lane c's q = 0; the rows below it are lanes > c of q = 0 and every q > 0.
+    const bool below0 = lane > c;
+    T ss = below0 ? p[0][0] * p[0][0] : T(0);
+#pragma unroll
+    for (int q = 1; q < kR; ++q) ss = fma(p[q][0], p[q][0], ss);
+    ss = WarpSum(ss);
+    const T alpha = ShflIdx(p[0][0], c);
+    // beta = -sign(alpha) |(alpha, x)|, tau = (beta - alpha) / beta = 1 + |alpha| / |beta|,
+    // v = x / (alpha - beta) = sign(alpha) x / (|alpha| + |beta|); ss = 0 leaves the column (tau = 0).
+    const T rnorm = ApproxRsqrt(fma(alpha, alpha, ss));
+    const T norm = fma(alpha, alpha, ss) * rnorm;
+    const bool zero = ss == T(0);
+    const T t = zero ? T(0) : fma(fabs(alpha), rnorm, T(1));
+    const T scale = zero ? T(0) : copysign(ApproxRcp(fabs(alpha) + norm), alpha);
+    const T beta = zero ? alpha : -copysign(norm, alpha);
+    T v[kR];
+    v[0] = below0 ? p[0][0] * scale : T(lane == c);
+#pragma unroll
+    for (int q = 1; q < kR; ++q) v[q] = p[q][0] * scale;
+    // H = I - t v v^T on the columns right of c: d_k = v^T p(:, k), all sixteen at once
+    T d[kNB];
+#pragma unroll
+    for (int k = 0; k < kNB; ++k) {
+      d[k] = 0;
+#pragma unroll
+      for (int q = 0; q < kR; ++q) d[k] = fma(v[q], p[q][k], d[k]);
+    }
+    const T mine = t * WarpReduceScatter16(d);  // t d_k for k = (lane >> 1) & 15
+    // column c is done: V below the diagonal (unchanged where tau = 0), beta on it
+    p[0][0] = below0 ? (zero ? p[0][0] : v[0]) : (lane == c ? beta : p[0][0]);
+#pragma unroll
+    for (int q = 1; q < kR; ++q) p[q][0] = zero ? p[q][0] : v[q];
+#pragma unroll
+    for (int q = 0; q < kR; ++q) {
+      const int row = j0 + lane + 32 * q;
+      if (row < m) a(row, j0 + c) = p[q][0];
+    }
+    if (lane == 0) tau[j0 + c] = t;
+    // update and shift left: p(:, k - 1) <- p(:, k) - t d_k v
+#pragma unroll
+    for (int k = 1; k < kNB; ++k) {
+      const T tdk = ShflIdx(mine, 2 * k);
+#pragma unroll
+      for (int q = 0; q < kR; ++q) p[q][k - 1] = fma(-tdk, v[q], p[q][k]);
+    }
+#pragma unroll
+    for (int q = 0; q < kR; ++q) p[q][kNB - 1] = T(0);
   }
 }
 
-// w[t] += sum over the rows of V (r = j0.., unit lower trapezoidal, jb reflectors) of
+// The panel at j0 by the calling warp, with as many rows per lane as its height needs.
+template <typename T>
+__device__ void FactorPanel(const Mat<T>& a, int m, int j0, T* tau) {
+  static_assert(tuning::kQrPanelCapM <= 160, "the instantiations below cover 5 rows a lane");
+  switch ((m - j0 + 31) / 32) {
+    case 1: return WarpPanel<T, 1>(a, m, j0, tau);
+    case 2: return WarpPanel<T, 2>(a, m, j0, tau);
+    case 3: return WarpPanel<T, 3>(a, m, j0, tau);
+    case 4: return WarpPanel<T, 4>(a, m, j0, tau);
+    default: return WarpPanel<T, 5>(a, m, j0, tau);
+  }
+}
+
+// w[t] += sum over the rows of V (r = j0.., unit lower trapezoidal, kNB reflectors) of
 // V(r, t0 + t) x(r), t < kT; x = column `col` of a, read as V when col is a panel column (the
 // Gram matrix). The triangular top rows are masked; the rows below are whole vector loads.
 template <int kT, typename T>
-__device__ __forceinline__ void PanelDots(const Mat<T>& a, int m, int j0, int jb, int t0, int col,
-                                          T (&w)[kT]) {
-  const int pc = col - j0;  // < jb: a panel column
-  for (int i = 0; i < jb; ++i) {
-    const T x = pc < jb ? (i > pc ? a(j0 + i, col) : T(i == pc)) : a(j0 + i, col);
+__device__ __forceinline__ void PanelDots(const Mat<T>& a, int m, int j0, int t0, int col, T (&w)[kT]) {
+  const int pc = col - j0;  // < kNB: a panel column
+#pragma unroll
+  for (int i = 0; i < kNB; ++i) {
+    const T x = pc < kNB ? (i > pc ? a(j0 + i, col) : T(i == pc)) : a(j0 + i, col);
 #pragma unroll
     for (int t = 0; t < kT; ++t) {
       const int tt = t0 + t;
       const T v = i > tt ? a(j0 + i, j0 + tt) : T(i == tt);
-      w[t] += v * x;
+      w[t] = fma(v, x, w[t]);
     }
   }
-  const T* row = &a(j0 + jb, j0 + t0);
-  const T* x = &a(j0 + jb, col);
+  const T* row = &a(j0 + kNB, j0 + t0);
+  const T* x = &a(j0 + kNB, col);
 #pragma unroll 2
-  for (int r = j0 + jb; r < m; ++r, row += a.ld, x += a.ld) {
+  for (int r = j0 + kNB; r < m; ++r, row += a.ld, x += a.ld) {
     T v[kT];
     LoadRow(row, v);
     const T xr = *x;
 #pragma unroll
-    for (int t = 0; t < kT; ++t) w[t] += v[t] * xr;
+    for (int t = 0; t < kT; ++t) w[t] = fma(v[t], xr, w[t]);
+  }
+}
+
+// Dots of one column with this part's kNB / kSplit reflectors (PanelDots from zero).
+template <typename T, int kSplit>
+__device__ __forceinline__ void ColumnDots(const Mat<T>& a, int m, int j0, int part, int col,
+                                           T (&w)[kNB / kSplit]) {
+  constexpr int kT = kNB / kSplit;
+#pragma unroll
+  for (int t = 0; t < kT; ++t) w[t] = 0;
+  PanelDots(a, m, j0, part * kT, col, w);
+}
+
+// The lanes that share this thread's column (they are active or inactive together).
+template <int kSplit>
+__device__ __forceinline__ unsigned OwnersMask() {
+  return kSplit == 32 ? 0xffffffffu : ((1u << kSplit) - 1) << (threadIdx.x & 31 & ~(kSplit - 1));
+}
+
+// The reflectors' combined effect on one column from its dots w_t = v_t^T a_c (gathered from the
+// kSplit owners): z_t = tau_t (w_t - sum_{s<t} (v_s^T v_t) z_s).
+template <int kSplit, int kT, typename T>
+__device__ __forceinline__ void PanelZ(const T (&w)[kT], const T* tau, const T (*gram)[kNB], T (&z)[kNB]) {
+  const int owner0 = threadIdx.x & 31 & ~(kSplit - 1);  // the column's owners: lanes owner0 + part
+#pragma unroll
+  for (int t = 0; t < kNB; ++t) {
+    const T mine = w[t % kT];
+    z[t] = kSplit == 1 ? mine : ShflIdx(mine, owner0 + t / kT, 32, OwnersMask<kSplit>());
+  }
+#pragma unroll
+  for (int t = 0; t < kNB; ++t) {
+    z[t] *= tau[t];
+    T g[kNB];
+    LoadRow(&gram[t][0], g);
+#pragma unroll
+    for (int u = t + 1; u < kNB; ++u) z[u] = fma(-g[u], z[t], z[u]);
   }
 }
 
 // a(r, col) -= sum_t V(r, t) z_t for the rows r = j0 + part + kSplit i < m.
 template <int kSplit, typename T>
-__device__ __forceinline__ void PanelUpdate(const Mat<T>& a, int m, int j0, int jb, int part, int col,
+__device__ __forceinline__ void PanelUpdate(const Mat<T>& a, int m, int j0, int part, int col,
                                             const T (&z)[kNB]) {
 #pragma unroll
   for (int i = 0; i < kNB; ++i) {  // the triangular top: V(i, t) = 1 at t = i, stored left of it
-    if (i >= jb || i % kSplit != part) continue;
+    if (i % kSplit != part) continue;
     T x = a(j0 + i, col) - z[i];
 #pragma unroll
-    for (int t = 0; t < i; ++t) x -= a(j0 + i, j0 + t) * z[t];
+    for (int t = 0; t < i; ++t) x = fma(-a(j0 + i, j0 + t), z[t], x);
     a(j0 + i, col) = x;
   }
-  int r = j0 + jb + ((part - jb) % kSplit + kSplit) % kSplit;
-  const T* row = &a(r, j0);
-  T* xp = &a(r, col);
+  const T* row = &a(j0 + kNB + part, j0);
+  T* xp = &a(j0 + kNB + part, col);
 #pragma unroll 2
-  for (; r < m; r += kSplit, row += kSplit * a.ld, xp += kSplit * a.ld) {
+  for (int r = j0 + kNB + part; r < m; r += kSplit, row += kSplit * a.ld, xp += kSplit * a.ld) {
     T v[kNB];
     LoadRow(row, v);
     T x = *xp;
 #pragma unroll
-    for (int t = 0; t < kNB; ++t) x -= v[t] * z[t];
+    for (int t = 0; t < kNB; ++t) x = fma(-v[t], z[t], x);
     *xp = x;
   }
 }
 
-// Applies the panel's reflectors (Q_panel^T) to columns j0 + jb .. n-1, rows j0..m-1. Thread
-// (slot, part): column j0 + slot (+ kSlots per further chunk); in the dot pass part owns the
-// reflectors [part kT, (part + 1) kT), in the update pass the rows j0 + part + kSplit i. Ends with
-// a block barrier.
+// z and the update of one column by this part of its owners, after its dots.
+template <typename T, int kSplit>
+__device__ __forceinline__ void ColumnApply(const Mat<T>& a, int m, int j0, int part, int col,
+                                            const T (&w)[kNB / kSplit], const Scratch<T>& s) {
+  T z[kNB];
+  PanelZ<kSplit>(w, s.tau + j0, s.gram, z);
+  if (kSplit > 1) __syncwarp(OwnersMask<kSplit>());  // the other owners have read what this one writes
+  PanelUpdate<kSplit>(a, m, j0, part, col, z);
+}
+
+// Optional phase timer (a development aid, -DBATCHLA_QR_PANEL_PROFILE): cycles per phase of one
+// block, printed by block 100.
+struct PhaseClock {
+#ifdef BATCHLA_QR_PANEL_PROFILE
+  long long last, sum[6] = {};
+  __device__ static long long Now() {
+#ifdef __CUDA_ARCH__
+    return clock64();
+#else
+    return 0;
+#endif
+  }
+  __device__ PhaseClock() : last(Now()) {}
+  __device__ void Mark(int phase) {
+    const long long now = Now();
+    sum[phase] += now - last;
+    last = now;
+  }
+  __device__ void Print(const char* who) const {
+    if (blockIdx.x == 100)
+      printf("%s thread %d: load %lld first %lld dots %lld panel %lld wait %lld store %lld\n", who,
+             int(threadIdx.x), sum[0], sum[1], sum[2], sum[3], sum[4], sum[5]);
+  }
+#else
+  __device__ void Mark(int) {}
+  __device__ void Print(const char*) const {}
+#endif
+};
+
+#ifdef BATCHLA_QR_PANEL_PROFILE_NOREST
+constexpr bool kProfileNoRest = true;  // timing experiment only: the rest columns are not updated
+#else
+constexpr bool kProfileNoRest = false;
+#endif
+
+// Right-looking factorization with a one-panel lookahead. Per panel j0 (already factored):
+//   pass 1   every thread takes the dots of its column: slots [0, kNB) the panel's own columns
+//            (the Gram matrix), [kNB, 2 kNB) the next panel's, the rest one column of the rest;
+//   barrier
+//   pass 2   the next panel's columns get z and their update, then their warp hands them to
+//            warp 0, which factors the next panel while the other threads update the rest;
+//   barrier
+// Roles go by the rotated thread index vt (WarpRotation): slots are vt / kSplit, "warp 0" is the
+// warp with vt < 32; the next panel's slots are warp 0's upper half (float) or warp 1 (double,
+// joined to warp 0 by named barrier 1).
 template <typename T, int kThreads, int kSplit>
-__device__ void UpdateTrailing(const Mat<T>& a, int m, int n, int j0, int jb, Scratch<T>& s) {
-  constexpr int kSlots = kThreads / kSplit, kT = kNB / kSplit;
-  const int slot = threadIdx.x / kSplit, part = threadIdx.x % kSplit;
-  for (int c0 = j0; c0 < n; c0 += kSlots) {
-    const int col = c0 + slot;
+__device__ void Factor(const Mat<T>& a, int m, int n, Scratch<T>& s, int rotation, PhaseClock& clk) {
+  constexpr int kSlots = kThreads / kSplit, kT = kNB / kSplit, kRest = kSlots - 2 * kNB;
+  constexpr int kNextWarp = kNB * kSplit / 32;  // the warp holding slot kNB
+  static_assert(kRest > 0 && 2 * kNB * kSplit <= 64, "slot layout");
+  const int vt = (threadIdx.x + 32 * rotation) % kThreads;
+  const int slot = vt / kSplit, part = vt % kSplit, warp = vt / 32;
+  // j0 = -kNB: only the first panel. FactorPanel has one call site: it is inlined once.
+  for (int j0 = -kNB; j0 + kNB < n; j0 += kNB) {
+    const bool update = j0 >= 0;
+    const int first = j0 + 2 * kNB;  // the rest: first + (slot - 2 kNB) + kRest i
+    const int col = slot < 2 * kNB ? j0 + slot : first + slot - 2 * kNB;
     T w[kT];
+    if (update) {
+      ColumnDots<T, kSplit>(a, m, j0, part, col < n ? col : j0, w);  // (past n: any column)
+      if (slot < kNB)
 #pragma unroll
-    for (int t = 0; t < kT; ++t) w[t] = 0;
-    if (col < n) PanelDots(a, m, j0, jb, part * kT, col, w);
-    if (c0 == j0) {  // the panel's columns hold the Gram matrix
-      if (col < j0 + jb)
-#pragma unroll
-        for (int t = 0; t < kT; ++t) s.gram[part * kT + t][col - j0] = w[t];
+        for (int t = 0; t < kT; ++t) s.gram[part * kT + t][slot] = w[t];
       __syncthreads();
+      clk.Mark(2);
+      if (slot >= kNB && slot < 2 * kNB) {  // the next panel's columns, then the hand-over
+        if (col < n) ColumnApply<T, kSplit>(a, m, j0, part, col, w, s);
+        if (kNextWarp > 0) asm volatile("bar.arrive 1, %0;" ::"n"(32 * (kNextWarp + 1)) : "memory");
+      }
     }
-    T z[kNB];  // first the dots of every reflector (gathered from the kSplit owners), then z
-#pragma unroll
-    for (int t = 0; t < kNB; ++t) {  // every lane: the shuffles need the whole warp
-      const T mine = w[t % kT];
-      z[t] = kSplit == 1 ? mine : ShflIdx(mine, (threadIdx.x & 31 & ~(kSplit - 1)) + t / kT);
+    if (warp == 0) {
+      if (update && kNextWarp > 0) asm volatile("bar.sync 1, %0;" ::"n"(32 * (kNextWarp + 1)) : "memory");
+      else __syncwarp();  // the next panel's columns were updated by this warp's upper lanes
+      FactorPanel(a, m, j0 + kNB, s.tau);
+    } else if (update && slot >= 2 * kNB && !kProfileNoRest) {
+      for (int c = col; c < n; c += kRest) {  // more rest columns than rest slots: again
+        if (c != col) ColumnDots<T, kSplit>(a, m, j0, part, c, w);
+        ColumnApply<T, kSplit>(a, m, j0, part, c, w, s);
+      }
     }
-    if (kSplit > 1) __syncwarp();  // the column's other owner has read the rows this one writes
-    if (col < j0 + jb || col >= n) continue;
-#pragma unroll
-    for (int t = 0; t < kNB; ++t) {
-      z[t] = t < jb ? s.tau[j0 + t] * z[t] : T(0);
-      T g[kNB];
-      LoadRow(&s.gram[t][0], g);
-#pragma unroll
-      for (int u = t + 1; u < kNB; ++u) z[u] -= g[u] * z[t];
-    }
-    PanelUpdate<kSplit>(a, m, j0, jb, part, col, z);
+    clk.Mark(3);
+    __syncthreads();
+    clk.Mark(4);
+  }
+}
+
+// Which of the block's warps factors the panels, as a rotation of the warp roles: a warp's
+// scheduler (SM sub-partition) follows its hardware slot, and blocks take consecutive slots, so
+// with a fixed role every resident block's panel warp would share one scheduler. The slot of
+// thread 0's warp picks the rotation; it is read once and shared (a warp's slot is not promised
+// to stay the same, so every thread must use the same value).
+template <int kThreads>
+__device__ int WarpRotation(int* shared_slot) {
+  if (threadIdx.x == 0) {
+    int warp_slot;
+    asm volatile("mov.u32 %0, %%warpid;" : "=r"(warp_slot));
+    *shared_slot = warp_slot / (kThreads / 32) % (kThreads / 32);
   }
   __syncthreads();
+  return *shared_slot;
 }
 
 // Every QrOutput the class takes (kR, kGeqrf); a block per matrix, grid-stride over the batch.
@@ -235,15 +481,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) FactorKernel(QrArgs<T> a
   const Mat<T> a{reinterpret_cast<T*>(smem + sizeof(Scratch<T>)), ld};
   // Columns n..ld-1 are read as zeros by a last panel narrower than kNB; nothing writes them.
   for (int e = threadIdx.x; e < m * (ld - n); e += kThreads) a(e / (ld - n), n + e % (ld - n)) = T(0);
+  const int rotation = WarpRotation<kThreads>(&s.rotation);
   const int64_t mn = int64_t(m) * n;
   for (int64_t b = blockIdx.x; b < args.batch; b += gridDim.x) {
+    PhaseClock clk;
     LoadMatrix<T, kThreads>(args.a + b * mn, m, n, a);
     __syncthreads();
-    for (int j0 = 0; j0 < n; j0 += kNB) {
-      const int jb = n - j0 < kNB ? n - j0 : kNB;
-      FactorPanel<T, kThreads>(a, m, j0, jb, s.tau);
-      if (j0 + jb < n) UpdateTrailing<T, kThreads, kSplit>(a, m, n, j0, jb, s);
-    }
+    clk.Mark(0);
+    Factor<T, kThreads, kSplit>(a, m, n, s, rotation, clk);
     if (out == QrOutput::kR) {
       StoreMatrix<T, kThreads>(a, n, n, args.r + b * int64_t(n) * n, /*upper_only=*/true);
     } else {
@@ -251,6 +496,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) FactorKernel(QrArgs<T> a
       for (int j = threadIdx.x; j < n; j += kThreads) args.taus[b * n + j] = s.tau[j];
     }
     __syncthreads();  // the matrix and the taus are reused by the next one
+    clk.Mark(5);
+    if (threadIdx.x % 32 == 0) clk.Print(out == QrOutput::kR ? "qr_r" : "geqrf");
   }
 }
 

@@ -266,7 +266,9 @@ static void CheckApply(int m, int n, int p) {
 template <typename T>
 static void Time(const char* what, int n) {
   const size_t mat = size_t(n) * n * sizeof(T);
-  const int64_t batch = (256ull << 20) / mat;
+  // BATCHLA_CHECK_QR_BATCH overrides the batch (e.g. one matrix a SM, to time a kernel's chain alone)
+  const char* batch_env = std::getenv("BATCHLA_CHECK_QR_BATCH");
+  const int64_t batch = batch_env ? std::atoll(batch_env) : int64_t((256ull << 20) / mat);
   Dev<T> a(batch * n * n), out(batch * n * n), out2(batch * n * n), tau(batch * n);
   std::vector<T> h(1 << 20);
   for (auto& x : h) x = T(Rand());
