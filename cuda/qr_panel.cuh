@@ -1,5 +1,5 @@
 // Panel class of the batched Householder QR (cuda/qr_dispatch.h): kR and kGeqrf for
-// tuning::kQrPanelMinM < m <= kQrPanelMaxM. One block per matrix, the matrix in shared memory; right-
+// tuning::QrPanelMinM < m <= kQrPanelMaxM. One block per matrix, the matrix in shared memory; right-
 // looking in panels of kNB = 16 reflectors:
 //   panel     one warp factors the panel in registers (qr_engine::WarpPanel: rows spread over the
 //             lanes, reductions by shuffles, no block barrier inside);
@@ -519,7 +519,7 @@ struct Shape<double> {
 
 template <typename T>
 bool QrPanelTakes(int m, int ncols, QrOutput out) {
-  return (out == QrOutput::kR || out == QrOutput::kGeqrf) && m > tuning::kQrPanelMinM &&
+  return (out == QrOutput::kR || out == QrOutput::kGeqrf) && m > tuning::QrPanelMinM(sizeof(T) == 8) &&
          m <= tuning::kQrPanelMaxM && qr_panel::SmemBytes<T>(m, ncols) <= SmemOptin();
 }
 

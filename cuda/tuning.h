@@ -337,15 +337,21 @@ constexpr int kQrEngineHugeNB = BATCHLA_QR_HUGE_NB;
 constexpr int kQrEngineHugeNB = 32;
 #endif
 constexpr int kQrEngineHugeMinCols = 256;
-// Panel class (cuda/qr_panel.cuh): kR and kGeqrf for kQrPanelMinM < m <= kQrPanelMaxM (the
+// Panel class (cuda/qr_panel.cuh): kR and kGeqrf for QrPanelMinM < m <= kQrPanelMaxM (the
 // small class keeps m <= 64; kQrPanelCapM bounds the range: 5 panel rows a lane, the tau array).
-// Benchmark overrides: BATCHLA_QR_PANEL_MINM, BATCHLA_QR_PANEL_MAXM (0: the class is off).
+// float64 starts later: its block is alone on a SM (a 128 x 128 matrix fills the shared memory)
+// and the engine's medium shape is faster up to m = 112 (H100, check_qr --time qr_r, ms engine /
+// panel class: n = 96 2.84 / 3.11, 104 2.75 / 3.16, 112 2.75 / 2.92, 120 4.61 / 2.90, 128 4.49 /
+// 2.71); float32 wins from m = 65 (n = 72 3.17 / 2.03 ms). bench/NOTES.md "Panel class".
+// Benchmark overrides: BATCHLA_QR_PANEL_MINM (both types), BATCHLA_QR_PANEL_MAXM (0: off).
 constexpr int kQrPanelCapM = 160;
+constexpr int QrPanelMinM(bool f64) {
 #ifdef BATCHLA_QR_PANEL_MINM
-constexpr int kQrPanelMinM = BATCHLA_QR_PANEL_MINM;
+  return (void)f64, BATCHLA_QR_PANEL_MINM;
 #else
-constexpr int kQrPanelMinM = 64;
+  return f64 ? 112 : 64;
 #endif
+}
 #ifdef BATCHLA_QR_PANEL_MAXM
 constexpr int kQrPanelMaxM = BATCHLA_QR_PANEL_MAXM;
 #else

@@ -16,8 +16,8 @@ from jax_batchla._ops import lstsq as lstsq_ops
 from jax_batchla._ops import qr as qr_ops
 from jax_batchla._ops import qr_blocked
 
-SQUARE_SIZES = [1, 2, 3, 5, 8, 13, 17, 32, 33, 40, 64, 128, 256, 512]
-TALL_SHAPES = [(2, 1), (7, 3), (64, 8), (300, 17), (1024, 32), (4096, 64)]
+SQUARE_SIZES = [1, 2, 3, 5, 8, 13, 17, 32, 33, 40, 64, 100, 128, 256, 512]
+TALL_SHAPES = [(2, 1), (7, 3), (64, 8), (150, 33), (300, 17), (1024, 32), (4096, 64)]
 
 
 def qr_residuals(a, q, r):
@@ -74,7 +74,7 @@ def test_tall_residuals(device, m, n, dtype):
         check_qr(a, qc, rc)
 
 
-@pytest.mark.parametrize("m,n", [(1, 1), (4, 4), (9, 5), (33, 17), (40, 40)])
+@pytest.mark.parametrize("m,n", [(1, 1), (4, 4), (9, 5), (33, 17), (40, 40), (100, 70)])
 def test_geqrf_orgqr_ormqr_match_lapack(device, m, n):
     rng = np.random.default_rng(10 * m + n)
     a = rng.standard_normal((2, m, n))
@@ -248,7 +248,8 @@ def test_qr_r_lowering_follows_the_blocked_rule():
             return jax.jit(qr_ops.qr_r).lower(jax.ShapeDtypeStruct(shape, dtype)).as_text()
 
     cases = [((64, 256, 256), np.float32, True), ((64, 256, 128), np.float64, True),
-             ((64, 128, 128), np.float32, True), ((8, 64, 64), np.float64, False),
+             ((64, 200, 160), np.float32, True), ((64, 128, 128), np.float32, False),
+             ((64, 160, 160), np.float64, False), ((8, 64, 64), np.float64, False),
              ((64, 96, 96), np.float32, False)]
     for shape, dtype, blocked in cases:
         assert qr_ops._qr_r_blocked_wins(dtype, *shape[-2:]) == blocked
