@@ -406,43 +406,38 @@ constexpr bool kProfileNoRest = false;
 #endif
 
 // Right-looking factorization with a one-panel lookahead. Per panel j0 (already factored):
-//   pass 1   every thread takes the dots of its column: slots [0, kNB) the panel's own columns
-//            (the Gram matrix), [kNB, 2 kNB) the next panel's, the rest one column of the rest;
+//   pass 1   every thread takes the dots of its column: slots [0, kNB) the next panel's columns,
+//            [kNB, 2 kNB) the panel's own columns (the Gram matrix), the rest one column of the
+//            rest;
 //   barrier
-//   pass 2   the next panel's columns get z and their update, then their warp hands them to
-//            warp 0, which factors the next panel while the other threads update the rest;
+//   pass 2   the next panel's columns get z and their update, then their warp (warp 0: the first
+//            kNB slots are at most 32 threads) factors the next panel while the other threads
+//            update the rest;
 //   barrier
 // Roles go by the rotated thread index vt (WarpRotation): slots are vt / kSplit, "warp 0" is the
-// warp with vt < 32; the next panel's slots are warp 0's upper half (float) or warp 1 (double,
-// joined to warp 0 by named barrier 1).
+// warp with vt < 32.
 template <typename T, int kThreads, int kSplit>
 __device__ void Factor(const Mat<T>& a, int m, int n, Scratch<T>& s, int rotation, PhaseClock& clk) {
   constexpr int kSlots = kThreads / kSplit, kT = kNB / kSplit, kRest = kSlots - 2 * kNB;
-  constexpr int kNextWarp = kNB * kSplit / 32;  // the warp holding slot kNB
-  static_assert(kRest > 0 && 2 * kNB * kSplit <= 64, "slot layout");
+  static_assert(kRest > 0 && kNB * kSplit <= 32, "slot layout");
   const int vt = (threadIdx.x + 32 * rotation) % kThreads;
   const int slot = vt / kSplit, part = vt % kSplit, warp = vt / 32;
   // j0 = -kNB: only the first panel. FactorPanel has one call site: it is inlined once.
   for (int j0 = -kNB; j0 + kNB < n; j0 += kNB) {
     const bool update = j0 >= 0;
-    const int first = j0 + 2 * kNB;  // the rest: first + (slot - 2 kNB) + kRest i
-    const int col = slot < 2 * kNB ? j0 + slot : first + slot - 2 * kNB;
+    const int col = slot < kNB ? j0 + kNB + slot : slot < 2 * kNB ? j0 + slot - kNB : j0 + slot;
     T w[kT];
     if (update) {
       ColumnDots<T, kSplit>(a, m, j0, part, col < n ? col : j0, w);  // (past n: any column)
-      if (slot < kNB)
+      if (slot >= kNB && slot < 2 * kNB)
 #pragma unroll
-        for (int t = 0; t < kT; ++t) s.gram[part * kT + t][slot] = w[t];
+        for (int t = 0; t < kT; ++t) s.gram[part * kT + t][slot - kNB] = w[t];
       __syncthreads();
       clk.Mark(2);
-      if (slot >= kNB && slot < 2 * kNB) {  // the next panel's columns, then the hand-over
-        if (col < n) ColumnApply<T, kSplit>(a, m, j0, part, col, w, s);
-        if (kNextWarp > 0) asm volatile("bar.arrive 1, %0;" ::"n"(32 * (kNextWarp + 1)) : "memory");
-      }
+      if (slot < kNB && col < n) ColumnApply<T, kSplit>(a, m, j0, part, col, w, s);
     }
     if (warp == 0) {
-      if (update && kNextWarp > 0) asm volatile("bar.sync 1, %0;" ::"n"(32 * (kNextWarp + 1)) : "memory");
-      else __syncwarp();  // the next panel's columns were updated by this warp's upper lanes
+      __syncwarp();  // the next panel's columns were updated by this warp
       FactorPanel(a, m, j0 + kNB, s.tau);
     } else if (update && slot >= 2 * kNB && !kProfileNoRest) {
       for (int c = col; c < n; c += kRest) {  // more rest columns than rest slots: again
