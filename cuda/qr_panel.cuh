@@ -1,8 +1,10 @@
 // Panel class of the batched Householder QR (cuda/qr_dispatch.h): kR and kGeqrf for
 // tuning::QrPanelMinM < m <= kQrPanelMaxM. One block per matrix, the matrix in shared memory; right-
 // looking in panels of kNB = 16 reflectors:
-//   panel     one warp factors the panel in registers (qr_engine::WarpPanel: rows spread over the
-//             lanes, reductions by shuffles, no block barrier inside);
+//   panel     one warp factors the panel in registers (WarpPanel: rows spread over the lanes,
+//             a runtime loop over the columns, the sixteen dots of a step reduced together; no
+//             block barrier inside), overlapped with the rest of the previous panel's update
+//             (lookahead, Factor);
 //   trailing  every thread owns one column c (kSplit threads share it): w = V^T a_c, then the
 //             reflectors' sequential effect z_t = tau_t (w_t - sum_{s<t} (v_s^T v_t) z_s), then
 //             a_c -= V z. The panel's own columns give the Gram matrix v_s^T v_t in the same pass,
@@ -13,7 +15,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <type_traits>
 
 #include "cuda/common.cuh"
@@ -370,41 +371,6 @@ __device__ __forceinline__ void ColumnApply(const Mat<T>& a, int m, int j0, int 
   PanelUpdate<kSplit>(a, m, j0, part, col, z);
 }
 
-// Optional phase timer (a development aid, -DBATCHLA_QR_PANEL_PROFILE): cycles per phase of one
-// block, printed by block 100.
-struct PhaseClock {
-#ifdef BATCHLA_QR_PANEL_PROFILE
-  long long last, sum[6] = {};
-  __device__ static long long Now() {
-#ifdef __CUDA_ARCH__
-    return clock64();
-#else
-    return 0;
-#endif
-  }
-  __device__ PhaseClock() : last(Now()) {}
-  __device__ void Mark(int phase) {
-    const long long now = Now();
-    sum[phase] += now - last;
-    last = now;
-  }
-  __device__ void Print(const char* who) const {
-    if (blockIdx.x == 100)
-      printf("%s thread %d: load %lld first %lld dots %lld panel %lld wait %lld store %lld\n", who,
-             int(threadIdx.x), sum[0], sum[1], sum[2], sum[3], sum[4], sum[5]);
-  }
-#else
-  __device__ void Mark(int) {}
-  __device__ void Print(const char*) const {}
-#endif
-};
-
-#ifdef BATCHLA_QR_PANEL_PROFILE_NOREST
-constexpr bool kProfileNoRest = true;  // timing experiment only: the rest columns are not updated
-#else
-constexpr bool kProfileNoRest = false;
-#endif
-
 // Right-looking factorization with a one-panel lookahead. Per panel j0 (already factored):
 //   pass 1   every thread takes the dots of its column: slots [0, kNB) the next panel's columns,
 //            [kNB, 2 kNB) the panel's own columns (the Gram matrix), the rest one column of the
@@ -417,7 +383,7 @@ constexpr bool kProfileNoRest = false;
 // Roles go by the rotated thread index vt (WarpRotation): slots are vt / kSplit, "warp 0" is the
 // warp with vt < 32.
 template <typename T, int kThreads, int kSplit>
-__device__ void Factor(const Mat<T>& a, int m, int n, Scratch<T>& s, int rotation, PhaseClock& clk) {
+__device__ void Factor(const Mat<T>& a, int m, int n, Scratch<T>& s, int rotation) {
   constexpr int kSlots = kThreads / kSplit, kT = kNB / kSplit, kRest = kSlots - 2 * kNB;
   static_assert(kRest > 0 && kNB * kSplit <= 32, "slot layout");
   const int vt = (threadIdx.x + 32 * rotation) % kThreads;
@@ -433,21 +399,18 @@ __device__ void Factor(const Mat<T>& a, int m, int n, Scratch<T>& s, int rotatio
 #pragma unroll
         for (int t = 0; t < kT; ++t) s.gram[part * kT + t][slot - kNB] = w[t];
       __syncthreads();
-      clk.Mark(2);
       if (slot < kNB && col < n) ColumnApply<T, kSplit>(a, m, j0, part, col, w, s);
     }
     if (warp == 0) {
       __syncwarp();  // the next panel's columns were updated by this warp
       FactorPanel(a, m, j0 + kNB, s.tau);
-    } else if (update && slot >= 2 * kNB && !kProfileNoRest) {
+    } else if (update && slot >= 2 * kNB) {
       for (int c = col; c < n; c += kRest) {  // more rest columns than rest slots: again
         if (c != col) ColumnDots<T, kSplit>(a, m, j0, part, c, w);
         ColumnApply<T, kSplit>(a, m, j0, part, c, w, s);
       }
     }
-    clk.Mark(3);
     __syncthreads();
-    clk.Mark(4);
   }
 }
 
@@ -455,7 +418,9 @@ __device__ void Factor(const Mat<T>& a, int m, int n, Scratch<T>& s, int rotatio
 // scheduler (SM sub-partition) follows its hardware slot, and blocks take consecutive slots, so
 // with a fixed role every resident block's panel warp would share one scheduler. The slot of
 // thread 0's warp picks the rotation; it is read once and shared (a warp's slot is not promised
-// to stay the same, so every thread must use the same value).
+// to stay the same, so every thread must use the same value). Measured with the unrolled panel
+// (v2, f32 n = 128): 2.52 -> 2.63 ms, i.e. no gain; kept because every later version was measured
+// and checked with it (bench/NOTES.md "Panel class"), to be re-timed without.
 template <int kThreads>
 __device__ int WarpRotation(int* shared_slot) {
   if (threadIdx.x == 0) {
@@ -479,11 +444,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) FactorKernel(QrArgs<T> a
   const int rotation = WarpRotation<kThreads>(&s.rotation);
   const int64_t mn = int64_t(m) * n;
   for (int64_t b = blockIdx.x; b < args.batch; b += gridDim.x) {
-    PhaseClock clk;
     LoadMatrix<T, kThreads>(args.a + b * mn, m, n, a);
     __syncthreads();
-    clk.Mark(0);
-    Factor<T, kThreads, kSplit>(a, m, n, s, rotation, clk);
+    Factor<T, kThreads, kSplit>(a, m, n, s, rotation);
     if (out == QrOutput::kR) {
       StoreMatrix<T, kThreads>(a, n, n, args.r + b * int64_t(n) * n, /*upper_only=*/true);
     } else {
@@ -491,8 +454,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) FactorKernel(QrArgs<T> a
       for (int j = threadIdx.x; j < n; j += kThreads) args.taus[b * n + j] = s.tau[j];
     }
     __syncthreads();  // the matrix and the taus are reused by the next one
-    clk.Mark(5);
-    if (threadIdx.x % 32 == 0) clk.Print(out == QrOutput::kR ? "qr_r" : "geqrf");
   }
 }
 
