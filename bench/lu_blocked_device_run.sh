@@ -10,15 +10,10 @@
 #   left class: FAMILY=lu_blocked VARIANT_SOURCES="cuda/lu_blocked.cu cuda/lu_blocked_left.cu" ...
 #     check_lu_blocked check_lu_blocked_old=-DBATCHLA_LU_LEFT_MINN=100000 (TIMING="96 128 256 512")
 set -uo pipefail
-export OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-step() { echo "=== $1 ($(date +%T))"; }
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+source "$(dirname "$0")/device_common.sh"
 check=${CHECK:-check_lu_blocked}
 vs=${VARIANTS:-"check_lu_blocked_old check_lu_blocked"}
-for v in $check $vs ${SMALL:+check_lu_small}; do
-  [ -x "/tmp/$v" ] || { xz -dc ".carry/$v.xz" > "/tmp/$v" && chmod +x "/tmp/$v"; }
-done
+unpack_programs $check $vs ${SMALL:+check_lu_small}
 [ -n "${SKIP_CHECK:-}" ] || for c in $check; do  # CHECK may name several programs
   step "$c quick"
   timeout 300 "/tmp/$c" quick > "$OUT/check_quick_$c.txt" 2>&1; rc=$?

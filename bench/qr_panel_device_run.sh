@@ -3,18 +3,13 @@
 # of CHECK (check_qr --no-timing; a failure stops the call), then VARIANTS timed alternately
 # (check_qr --time OP n for OPS x TIMING, two rounds), SANITIZE=1 compute-sanitizer on CHECK.
 # Programs come from .carry/ (carry [".carry"]), built by tests/cuda/build_check_variants.sh:
-#   FAMILY=qr VARIANT_SOURCES="cuda/qr.cu cuda/qr_panel_f32.cu cuda/qr_panel_f64.cu" \
+#   FAMILY=qr VARIANT_SOURCES="cuda/qr.cu cuda/qr_panel.cu" \
 #     tests/cuda/build_check_variants.sh check_qr check_qr_old=-DBATCHLA_QR_PANEL_MAXM=0
 set -uo pipefail
-export OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-step() { echo "=== $1 ($(date +%T))"; }
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+source "$(dirname "$0")/device_common.sh"
 check=${CHECK:-check_qr}
 vs=${VARIANTS:-"check_qr_old check_qr"}
-for v in $check $vs; do
-  [ -x "/tmp/$v" ] || { xz -dc ".carry/$v.xz" > "/tmp/$v" && chmod +x "/tmp/$v"; }
-done
+unpack_programs $check $vs
 [ -n "${SKIP_CHECK:-}" ] || for c in $check; do
   step "$c --no-timing"
   timeout 400 "/tmp/$c" --no-timing > "$OUT/check_$c.txt" 2>&1; rc=$?

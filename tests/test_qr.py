@@ -74,7 +74,7 @@ def test_tall_residuals(device, m, n, dtype):
         check_qr(a, qc, rc)
 
 
-@pytest.mark.parametrize("m,n", [(1, 1), (4, 4), (9, 5), (33, 17), (40, 40), (100, 70)])
+@pytest.mark.parametrize("m,n", [(1, 1), (4, 4), (9, 5), (33, 17), (40, 40), (100, 70), (128, 70)])
 def test_geqrf_orgqr_ormqr_match_lapack(device, m, n):
     rng = np.random.default_rng(10 * m + n)
     a = rng.standard_normal((2, m, n))
