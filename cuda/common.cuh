@@ -67,6 +67,20 @@ inline size_t SmemOptin() {
   return size_t(v);
 }
 
+// A block per unit of `batch` (grid-stride kernels, GridFor), with `smem` bytes of dynamic shared
+// memory (the opt-in attribute set first when past the 48 KB default).
+template <typename Kernel, typename... Args>
+cudaError_t LaunchBlocks(Kernel kernel, int threads, size_t smem, cudaStream_t stream,
+                         int64_t batch, Args... args) {
+  if (smem > 48 * 1024) {
+    const cudaError_t e =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+    if (e != cudaSuccess) return e;
+  }
+  kernel<<<GridFor(batch), threads, smem, stream>>>(args...);
+  return cudaGetLastError();
+}
+
 // ---- compile-time loop: f(std::integral_constant<int, I>{}) for I = B .. E - 1, so that the body
 // can index register arrays and pick template arguments with I.
 template <int B, int E, typename F>

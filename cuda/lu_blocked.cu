@@ -76,7 +76,7 @@ bool LuWarpWideFits() {
 // medium and large classes; tuning.h) while its shared memory fits the device.
 template <typename T>
 bool LuLeftTakes(int n) {
-  const int lo = sizeof(T) == 8 ? tuning::kLuLeftMinNF64 : tuning::kLuLeftMinNF32;
+  const int lo = tuning::kLuLeftMinN.Of(sizeof(T) == 8);
   if (n < lo || n > tuning::kLuLeftMaxN) return false;
   const size_t optin = SmemOptin();
   return optin == 0 || LuLeftSmem<T>(n) <= optin;

@@ -66,8 +66,7 @@ bool LuTileTakes(LuOutput out, int n, int k) {
 template <typename T>
 bool LuGetriTakes(int n) {
   const bool f64 = sizeof(T) == 8;
-  return n >= (f64 ? tuning::kLuGetriMinNF64 : tuning::kLuGetriMinNF32) &&
-         n <= (f64 ? tuning::kLuGetriMaxNF64 : tuning::kLuGetriMaxNF32);
+  return n >= tuning::kLuGetriMinN.Of(f64) && n <= tuning::kLuGetriMaxN.Of(f64);
 }
 template <typename T>
 cudaError_t LuGetriLaunch(cudaStream_t stream, T* inv, const int32_t* perm, int64_t batch, int n);

@@ -3,7 +3,7 @@
 //           cuda/qr_small*.{cuh,cu}   QrSmall<T>
 //           (a lane per column, the column in registers; a warp per unit for ncols <= 32, a pair
 //           of warps above; fused outputs only)
-//   panel   kR / kGeqrf, tuning::QrPanelMinM < m <= kQrPanelMaxM     cuda/qr_panel*.{cuh,cu}
+//   panel   kR / kGeqrf, tuning::kQrPanelMinM < m <= kQrPanelMaxM    cuda/qr_panel*.{cuh,cu}
 //           (a block per matrix in shared memory; one warp factors 16-column panels in
 //           registers, every thread updates one trailing column)   QrPanel<T>
 //   engine  everything else QrSupported accepts      cuda/qr_engine*.{cuh,cu}  QrEngine<T>

@@ -19,18 +19,6 @@ size_t SmemBytes(int m, int ncols, bool in_smem) {
   return sizeof(Scratch<T, kThreads, kNB>) + (in_smem ? size_t(m) * SmemLd(ncols) * sizeof(T) : 0);
 }
 
-template <typename Kernel, typename... Args>
-cudaError_t LaunchBlocks(Kernel kernel, int threads, size_t smem, cudaStream_t stream,
-                         int64_t batch, Args... args) {
-  if (smem > 48 * 1024) {
-    const cudaError_t e =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-    if (e != cudaSuccess) return e;
-  }
-  kernel<<<GridFor(batch), threads, smem, stream>>>(args...);
-  return cudaGetLastError();
-}
-
 // One block shape (threads, panel width, rows per lane of the one-warp panel: 0 = never) of the
 // engine: its kernels and its shared memory.
 template <typename T, int kThreads, int kNB, int kRowsPerLane = 0>

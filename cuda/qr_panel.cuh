@@ -1,5 +1,5 @@
 // Panel class of the batched Householder QR (cuda/qr_dispatch.h): kR and kGeqrf for
-// tuning::QrPanelMinM < m <= kQrPanelMaxM. One block per matrix, the matrix in shared memory; right-
+// tuning::kQrPanelMinM < m <= kQrPanelMaxM. One block per matrix, the matrix in shared memory; right-
 // looking in panels of kNB = 16 reflectors:
 //   panel     one warp factors the panel in registers (WarpPanel: rows spread over the lanes,
 //             a runtime loop over the columns, the sixteen dots of a step reduced together; no
@@ -475,21 +475,15 @@ struct Shape<double> {
 
 template <typename T>
 bool QrPanelTakes(int m, int ncols, QrOutput out) {
-  return (out == QrOutput::kR || out == QrOutput::kGeqrf) && m > tuning::QrPanelMinM(sizeof(T) == 8) &&
+  return (out == QrOutput::kR || out == QrOutput::kGeqrf) && m > tuning::kQrPanelMinM.Of(sizeof(T) == 8) &&
          m <= tuning::kQrPanelMaxM && qr_panel::SmemBytes<T>(m, ncols) <= SmemOptin();
 }
 
 template <typename T>
 cudaError_t QrPanel(cudaStream_t stream, const QrArgs<T>& args, QrOutput out) {
   using S = qr_panel::Shape<T>;
-  const auto kernel = qr_panel::FactorKernel<T, S::kThreads, S::kSplit, S::kMinBlocks>;
-  const size_t smem = qr_panel::SmemBytes<T>(args.m, args.n);
-  if (smem > 48 * 1024) {
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-    if (e != cudaSuccess) return e;
-  }
-  kernel<<<GridFor(args.batch), S::kThreads, smem, stream>>>(args, out);
-  return cudaGetLastError();
+  return LaunchBlocks(qr_panel::FactorKernel<T, S::kThreads, S::kSplit, S::kMinBlocks>, S::kThreads,
+                      qr_panel::SmemBytes<T>(args.m, args.n), stream, args.batch, args, out);
 }
 
 }  // namespace detail

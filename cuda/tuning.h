@@ -6,6 +6,14 @@
 namespace batchla {
 namespace tuning {
 
+// A threshold tuned per scalar type; Of(f64) picks one. Overridden gives a benchmark variant's
+// -D value (-1: none) to both types.
+struct PerDtype {
+  int f32, f64;
+  constexpr int Of(bool is_f64) const { return is_f64 ? f64 : f32; }
+};
+constexpr PerDtype Overridden(int both, PerDtype tuned) { return both < 0 ? tuned : PerDtype{both, both}; }
+
 // ---- potrf / posv size classes (bench/NOTES.md, "potrf") --------------------------------------
 // tiny:   n <= kPotrfTinyMaxN      thread per matrix, template<int N>, matrix in registers
 // small:  n <= kPotrfSmallMaxN     16- or 32-lane group per matrix, lane per row, template<int N>
@@ -97,7 +105,7 @@ constexpr int kTrsmTileCols = 8;                    // rhs columns per warp when
 // ---- LU family (bench/NOTES.md, "getrf small" and "getrf blocked") ---------------------------
 // small:   n <= kLuSmallMaxN (cuda/lu_small*.cu), template<int N>: tiny (thread per matrix) up to
 //          kLuTinyMaxN, then lane groups (lanes own rows of the unmoved matrix)
-// blocked: otherwise (cuda/lu_blocked*.cu): getrf on the left-looking class from kLuLeftMinN*
+// blocked: otherwise (cuda/lu_blocked*.cu): getrf on the left-looking class from kLuLeftMinN
 //          (below); warp class for n <= 64 (matrix in registers; f32 every output, f64 inverse and
 //          gesv k <= 1: cuda/lu_blocked.cu LuWarpLu), medium (matrix in shared memory, every output
 //          kind) while it fits, else large (global memory, factor only)
@@ -193,30 +201,23 @@ constexpr int kLuWarpWideLuMinNF64 = 129;
 // class"): from these n up to kLuLeftMaxN, ahead of the warp / medium / large classes (faster at
 // every n measured from 72: f32 72 1.76 vs 2.88 ms, 96 1.25 vs 2.13; f64 72 1.47 vs 2.36).
 // BATCHLA_LU_LEFT_MINN overrides both (benchmark variants; > 512: off).
-#ifdef BATCHLA_LU_LEFT_MINN
-constexpr int kLuLeftMinNF32 = BATCHLA_LU_LEFT_MINN;
-constexpr int kLuLeftMinNF64 = BATCHLA_LU_LEFT_MINN;
-#else
-constexpr int kLuLeftMinNF32 = 65;
-constexpr int kLuLeftMinNF64 = 65;
+#ifndef BATCHLA_LU_LEFT_MINN
+#define BATCHLA_LU_LEFT_MINN -1
 #endif
+constexpr PerDtype kLuLeftMinN = Overridden(BATCHLA_LU_LEFT_MINN, {65, 65});
 constexpr int kLuLeftMaxN = 512;
 // inverse as getrf (left class) + getri (cuda/lu_blocked_getri.cuh: U^-1 and L^-1 in shared memory,
-// then their product; bench/NOTES.md "getri") from kLuGetriMinN* to kLuGetriMaxN*, ahead of the fused
+// then their product; bench/NOTES.md "getri") from kLuGetriMinN to kLuGetriMaxN, ahead of the fused
 // Gauss-Jordan kernels (LuGetriLaunch takes 64 < n <= 128). Measured (H100, check timings, inverse
 // us, fused -> getri): f64 every n from 65 (65 5346 -> 2526, 96 3591 -> 1458, 128 2760 -> 1677);
 // f32 (FMA form, no exact f32 tensor-core MMA) only n = 73..96 (80 2539 -> 2345, 96 2193 -> 1847;
 // 72 a tie, 65 3067 -> 3432, 104 2066 -> 2754, 128 1782 -> 1989).
 // BATCHLA_LU_GETRI_MINN overrides both minimums (benchmark variants; > 128: off).
-#ifdef BATCHLA_LU_GETRI_MINN
-constexpr int kLuGetriMinNF32 = BATCHLA_LU_GETRI_MINN;
-constexpr int kLuGetriMinNF64 = BATCHLA_LU_GETRI_MINN;
-#else
-constexpr int kLuGetriMinNF32 = 73;
-constexpr int kLuGetriMinNF64 = 65;
+#ifndef BATCHLA_LU_GETRI_MINN
+#define BATCHLA_LU_GETRI_MINN -1
 #endif
-constexpr int kLuGetriMaxNF32 = 96;
-constexpr int kLuGetriMaxNF64 = 128;
+constexpr PerDtype kLuGetriMinN = Overridden(BATCHLA_LU_GETRI_MINN, {73, 65});
+constexpr PerDtype kLuGetriMaxN{96, 128};
 // Where the left class factors, getrf + getrs (solve, inverse with n columns) or getrf + a
 // reduction of its diagonal (slogdet) from these n instead of the fused on-chip kernels (the
 // Python lowerings ask LuFusedWins): f32 n = 128 getrf 1.09 ms vs fused gesv k = 1 1.62, slogdet
@@ -337,7 +338,7 @@ constexpr int kQrEngineHugeNB = BATCHLA_QR_HUGE_NB;
 constexpr int kQrEngineHugeNB = 32;
 #endif
 constexpr int kQrEngineHugeMinCols = 256;
-// Panel class (cuda/qr_panel.cuh): kR and kGeqrf for QrPanelMinM < m <= kQrPanelMaxM (the
+// Panel class (cuda/qr_panel.cuh): kR and kGeqrf for kQrPanelMinM < m <= kQrPanelMaxM (the
 // small class keeps m <= 64; kQrPanelCapM bounds the range: 5 panel rows a lane, the tau array).
 // float64 starts later: its block is alone on a SM (a 128 x 128 matrix fills the shared memory)
 // and the engine's medium shape is faster up to m = 112 (H100, check_qr --time qr_r, ms engine /
@@ -345,13 +346,10 @@ constexpr int kQrEngineHugeMinCols = 256;
 // 2.71); float32 wins from m = 65 (n = 72 3.17 / 2.03 ms). bench/NOTES.md "Panel class".
 // Benchmark overrides: BATCHLA_QR_PANEL_MINM (both types), BATCHLA_QR_PANEL_MAXM (0: off).
 constexpr int kQrPanelCapM = 160;
-constexpr int QrPanelMinM(bool f64) {
-#ifdef BATCHLA_QR_PANEL_MINM
-  return (void)f64, BATCHLA_QR_PANEL_MINM;
-#else
-  return f64 ? 112 : 64;
+#ifndef BATCHLA_QR_PANEL_MINM
+#define BATCHLA_QR_PANEL_MINM -1
 #endif
-}
+constexpr PerDtype kQrPanelMinM = Overridden(BATCHLA_QR_PANEL_MINM, {64, 112});
 #ifdef BATCHLA_QR_PANEL_MAXM
 constexpr int kQrPanelMaxM = BATCHLA_QR_PANEL_MAXM;
 #else
