@@ -43,7 +43,7 @@ template <typename T>
 struct alignas(16) Scratch {
   T tau[tuning::kQrPanelCapM];
   alignas(16) T gram[kNB][kNB];  // gram[s][t] = v_s^T v_t for s < t of the current panel
-  int rotation;                  // WarpRotation
+  alignas(16) T row[2][kNB];     // WarpPanel: the current row, for the lanes that finish the dots
 };
 
 template <typename T>
@@ -193,15 +193,20 @@ __device__ __forceinline__ T WarpReduceScatter16(const T (&x)[kNB]) {
 // and p[.][k] the k-th after it (zeros past the panel). Columns past n are zero padding and give
 // tau = 0. Each column goes back to shared memory (V below the diagonal, R on and above) when
 // done; the taus to tau[].
+// The dots of a step are taken with the column x below the diagonal as it is, not with v, so they
+// do not wait for the reflector: d_k = v^T p(:, k) = scale U_k + P(c, k) with U_k = x^T p(:, k)
+// and P(c, k) row c's entry (from shared memory, `row`). The reflector's norm (a butterfly) and
+// the dots' reduce-scatter then run side by side: a column's chain is one reduction, the dlarfg
+// arithmetic and one broadcast, where the reflector-first order took two reductions.
 template <typename T, int kR>
-__device__ __forceinline__ void WarpPanel(const Mat<T>& a, int m, int j0, T* tau) {
+__device__ __forceinline__ void WarpPanel(const Mat<T>& a, int m, int j0, T* tau, T (*row)[kNB]) {
   const int lane = threadIdx.x & 31;
   T p[kR][kNB];
 #pragma unroll
   for (int q = 0; q < kR; ++q) {
-    const int row = j0 + lane + 32 * q;
-    if (row < m) {
-      LoadRow(&a(row, j0), p[q]);
+    const int r = j0 + lane + 32 * q;
+    if (r < m) {
+      LoadRow(&a(r, j0), p[q]);
     } else {
 #pragma unroll
       for (int c = 0; c < kNB; ++c) p[q][c] = T(0);
@@ -211,10 +216,25 @@ __device__ __forceinline__ void WarpPanel(const Mat<T>& a, int m, int j0, T* tau
   for (int c = 0; c < kNB; ++c) {
     // Row j0 + c is lane c's q = 0; the rows below it are lanes > c of q = 0 and every q > 0.
     const bool below0 = lane > c;
-    T ss = below0 ? p[0][0] * p[0][0] : T(0);
+    // Two buffers: the reads of this buffer at step c - 2 come before step c - 1's __syncwarp.
+    T* const current_row = row[c & 1];
+    if (lane == c) StoreRow(current_row, p[0]);
+    T x[kR];
+    x[0] = below0 ? p[0][0] : T(0);
 #pragma unroll
-    for (int q = 1; q < kR; ++q) ss = fma(p[q][0], p[q][0], ss);
-    ss = WarpSum(ss);
+    for (int q = 1; q < kR; ++q) x[q] = p[q][0];
+    T u[kNB];  // u[0] = x^T x, the sum of squares below the diagonal
+#pragma unroll
+    for (int k = 0; k < kNB; ++k) {
+      u[k] = 0;
+#pragma unroll
+      for (int q = 0; q < kR; ++q) u[k] = fma(x[q], p[q][k], u[k]);
+    }
+    __syncwarp();
+    const int my_k = (lane >> 1) & (kNB - 1);  // the dot WarpReduceScatter16 leaves in this lane
+    const T p_ck = current_row[my_k];
+    const T ss = WarpSum(u[0]);
+    const T u_k = WarpReduceScatter16(u);
     const T alpha = ShflIdx(p[0][0], c);
     // beta = -sign(alpha) |(alpha, x)|, tau = (beta - alpha) / beta = 1 + |alpha| / |beta|,
     // v = x / (alpha - beta) = sign(alpha) x / (|alpha| + |beta|); ss = 0 leaves the column (tau = 0).
@@ -224,30 +244,22 @@ __device__ __forceinline__ void WarpPanel(const Mat<T>& a, int m, int j0, T* tau
     const T t = zero ? T(0) : fma(fabs(alpha), rnorm, T(1));
     const T scale = zero ? T(0) : copysign(ApproxRcp(fabs(alpha) + norm), alpha);
     const T beta = zero ? alpha : -copysign(norm, alpha);
+    const T mine = t * fma(scale, u_k, p_ck);  // t d_k for k = my_k
     T v[kR];
-    v[0] = below0 ? p[0][0] * scale : T(lane == c);
+    v[0] = below0 ? x[0] * scale : T(lane == c);
 #pragma unroll
-    for (int q = 1; q < kR; ++q) v[q] = p[q][0] * scale;
-    // H = I - t v v^T on the columns right of c: d_k = v^T p(:, k), all sixteen at once
-    T d[kNB];
-#pragma unroll
-    for (int k = 0; k < kNB; ++k) {
-      d[k] = 0;
-#pragma unroll
-      for (int q = 0; q < kR; ++q) d[k] = fma(v[q], p[q][k], d[k]);
-    }
-    const T mine = t * WarpReduceScatter16(d);  // t d_k for k = (lane >> 1) & 15
+    for (int q = 1; q < kR; ++q) v[q] = x[q] * scale;
     // column c is done: V below the diagonal (unchanged where tau = 0), beta on it
     p[0][0] = below0 ? (zero ? p[0][0] : v[0]) : (lane == c ? beta : p[0][0]);
 #pragma unroll
     for (int q = 1; q < kR; ++q) p[q][0] = zero ? p[q][0] : v[q];
 #pragma unroll
     for (int q = 0; q < kR; ++q) {
-      const int row = j0 + lane + 32 * q;
-      if (row < m) a(row, j0 + c) = p[q][0];
+      const int r = j0 + lane + 32 * q;
+      if (r < m) a(r, j0 + c) = p[q][0];
     }
     if (lane == 0) tau[j0 + c] = t;
-    // update and shift left: p(:, k - 1) <- p(:, k) - t d_k v
+    // H = I - t v v^T on the columns right of c, and shift left: p(:, k - 1) <- p(:, k) - t d_k v
 #pragma unroll
     for (int k = 1; k < kNB; ++k) {
       const T tdk = ShflIdx(mine, 2 * k);
@@ -261,14 +273,14 @@ __device__ __forceinline__ void WarpPanel(const Mat<T>& a, int m, int j0, T* tau
 
 // The panel at j0 by the calling warp, with as many rows per lane as its height needs.
 template <typename T>
-__device__ void FactorPanel(const Mat<T>& a, int m, int j0, T* tau) {
+__device__ void FactorPanel(const Mat<T>& a, int m, int j0, Scratch<T>& s) {
   static_assert(tuning::kQrPanelCapM <= 160, "the instantiations below cover 5 rows a lane");
   switch ((m - j0 + 31) / 32) {
-    case 1: return WarpPanel<T, 1>(a, m, j0, tau);
-    case 2: return WarpPanel<T, 2>(a, m, j0, tau);
-    case 3: return WarpPanel<T, 3>(a, m, j0, tau);
-    case 4: return WarpPanel<T, 4>(a, m, j0, tau);
-    default: return WarpPanel<T, 5>(a, m, j0, tau);
+    case 1: return WarpPanel<T, 1>(a, m, j0, s.tau, s.row);
+    case 2: return WarpPanel<T, 2>(a, m, j0, s.tau, s.row);
+    case 3: return WarpPanel<T, 3>(a, m, j0, s.tau, s.row);
+    case 4: return WarpPanel<T, 4>(a, m, j0, s.tau, s.row);
+    default: return WarpPanel<T, 5>(a, m, j0, s.tau, s.row);
   }
 }
 
@@ -348,16 +360,19 @@ __device__ __forceinline__ void PanelUpdate(const Mat<T>& a, int m, int j0, int 
     for (int t = 0; t < i; ++t) x = fma(-a(j0 + i, j0 + t), z[t], x);
     a(j0 + i, col) = x;
   }
+  // Four partial sums a row: a chain of 16 dependent FMAs a row bounded the next panel's update,
+  // which is on the panel warp's path (bench/NOTES.md "Panel class v7").
+  constexpr int kChains = 4;
   const T* row = &a(j0 + kNB + part, j0);
   T* xp = &a(j0 + kNB + part, col);
 #pragma unroll 2
   for (int r = j0 + kNB + part; r < m; r += kSplit, row += kSplit * a.ld, xp += kSplit * a.ld) {
     T v[kNB];
     LoadRow(row, v);
-    T x = *xp;
+    T acc[kChains] = {};
 #pragma unroll
-    for (int t = 0; t < kNB; ++t) x = fma(-v[t], z[t], x);
-    *xp = x;
+    for (int t = 0; t < kNB; ++t) acc[t % kChains] = fma(v[t], z[t], acc[t % kChains]);
+    *xp -= (acc[0] + acc[1]) + (acc[2] + acc[3]);
   }
 }
 
@@ -371,23 +386,44 @@ __device__ __forceinline__ void ColumnApply(const Mat<T>& a, int m, int j0, int 
   PanelUpdate<kSplit>(a, m, j0, part, col, z);
 }
 
+// The next panel's kNB columns (j0 + kNB ..), updated by the whole of warp 0 (the panel warp, whose
+// path this is on), two lanes a column with the rows split by parity. float has one dots owner a
+// column (lanes 0..15; lanes 16..31 took the Gram's dots and are free now), so the upper half
+// gathers its column's dots first; double has two owners a column (ColumnApply) already.
+template <typename T, int kSplit>
+__device__ __forceinline__ void ApplyNextPanel(const Mat<T>& a, int m, int n, int j0, T (&w)[kNB / kSplit],
+                                               const Scratch<T>& s) {
+  static_assert(2 * kNB == 32 && (kSplit == 1 || kSplit == 2), "two lanes a column");
+  const int lane = threadIdx.x & 31;
+  if constexpr (kSplit == 1) {
+    const int c = lane % kNB, col = j0 + kNB + c;
+#pragma unroll
+    for (int t = 0; t < kNB; ++t) w[t] = ShflIdx(w[t], c);
+    if (col >= n) return;
+    T z[kNB];
+    PanelZ<1>(w, s.tau + j0, s.gram, z);
+    PanelUpdate<2>(a, m, j0, lane / kNB, col, z);
+  } else {
+    const int col = j0 + kNB + lane / kSplit;
+    if (col < n) ColumnApply<T, kSplit>(a, m, j0, lane % kSplit, col, w, s);
+  }
+}
+
 // Right-looking factorization with a one-panel lookahead. Per panel j0 (already factored):
 //   pass 1   every thread takes the dots of its column: slots [0, kNB) the next panel's columns,
 //            [kNB, 2 kNB) the panel's own columns (the Gram matrix), the rest one column of the
 //            rest;
 //   barrier
-//   pass 2   the next panel's columns get z and their update, then their warp (warp 0: the first
-//            kNB slots are at most 32 threads) factors the next panel while the other threads
-//            update the rest;
+//   pass 2   warp 0 (the first kNB slots are at most 32 threads) updates the next panel's columns
+//            (ApplyNextPanel) and factors the next panel while the other threads update the rest;
 //   barrier
-// Roles go by the rotated thread index vt (WarpRotation): slots are vt / kSplit, "warp 0" is the
-// warp with vt < 32.
+// Warp 0 keeps the panel role in every block: rotating the roles so that the resident blocks'
+// panel warps sit on different schedulers measured 11 % slower in float (bench/NOTES.md).
 template <typename T, int kThreads, int kSplit>
-__device__ void Factor(const Mat<T>& a, int m, int n, Scratch<T>& s, int rotation) {
+__device__ void Factor(const Mat<T>& a, int m, int n, Scratch<T>& s) {
   constexpr int kSlots = kThreads / kSplit, kT = kNB / kSplit, kRest = kSlots - 2 * kNB;
   static_assert(kRest > 0 && kNB * kSplit <= 32, "slot layout");
-  const int vt = (threadIdx.x + 32 * rotation) % kThreads;
-  const int slot = vt / kSplit, part = vt % kSplit, warp = vt / 32;
+  const int slot = threadIdx.x / kSplit, part = threadIdx.x % kSplit, warp = threadIdx.x / 32;
   // j0 = -kNB: only the first panel. FactorPanel has one call site: it is inlined once.
   for (int j0 = -kNB; j0 + kNB < n; j0 += kNB) {
     const bool update = j0 >= 0;
@@ -399,11 +435,11 @@ __device__ void Factor(const Mat<T>& a, int m, int n, Scratch<T>& s, int rotatio
 #pragma unroll
         for (int t = 0; t < kT; ++t) s.gram[part * kT + t][slot - kNB] = w[t];
       __syncthreads();
-      if (slot < kNB && col < n) ColumnApply<T, kSplit>(a, m, j0, part, col, w, s);
+      if (warp == 0) ApplyNextPanel<T, kSplit>(a, m, n, j0, w, s);
     }
     if (warp == 0) {
       __syncwarp();  // the next panel's columns were updated by this warp
-      FactorPanel(a, m, j0 + kNB, s.tau);
+      FactorPanel(a, m, j0 + kNB, s);
     } else if (update && slot >= 2 * kNB) {
       for (int c = col; c < n; c += kRest) {  // more rest columns than rest slots: again
         if (c != col) ColumnDots<T, kSplit>(a, m, j0, part, c, w);
@@ -412,24 +448,6 @@ __device__ void Factor(const Mat<T>& a, int m, int n, Scratch<T>& s, int rotatio
     }
     __syncthreads();
   }
-}
-
-// Which of the block's warps factors the panels, as a rotation of the warp roles: a warp's
-// scheduler (SM sub-partition) follows its hardware slot, and blocks take consecutive slots, so
-// with a fixed role every resident block's panel warp would share one scheduler. The slot of
-// thread 0's warp picks the rotation; it is read once and shared (a warp's slot is not promised
-// to stay the same, so every thread must use the same value). Measured with the unrolled panel
-// (v2, f32 n = 128): 2.52 -> 2.63 ms, i.e. no gain; kept because every later version was measured
-// and checked with it (bench/NOTES.md "Panel class"), to be re-timed without.
-template <int kThreads>
-__device__ int WarpRotation(int* shared_slot) {
-  if (threadIdx.x == 0) {
-    int warp_slot;
-    asm volatile("mov.u32 %0, %%warpid;" : "=r"(warp_slot));
-    *shared_slot = warp_slot / (kThreads / 32) % (kThreads / 32);
-  }
-  __syncthreads();
-  return *shared_slot;
 }
 
 // Every QrOutput the class takes (kR, kGeqrf); a block per matrix, grid-stride over the batch.
@@ -441,12 +459,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) FactorKernel(QrArgs<T> a
   const Mat<T> a{reinterpret_cast<T*>(smem + sizeof(Scratch<T>)), ld};
   // Columns n..ld-1 are read as zeros by a last panel narrower than kNB; nothing writes them.
   for (int e = threadIdx.x; e < m * (ld - n); e += kThreads) a(e / (ld - n), n + e % (ld - n)) = T(0);
-  const int rotation = WarpRotation<kThreads>(&s.rotation);
   const int64_t mn = int64_t(m) * n;
   for (int64_t b = blockIdx.x; b < args.batch; b += gridDim.x) {
     LoadMatrix<T, kThreads>(args.a + b * mn, m, n, a);
     __syncthreads();
-    Factor<T, kThreads, kSplit>(a, m, n, s, rotation);
+    Factor<T, kThreads, kSplit>(a, m, n, s);
     if (out == QrOutput::kR) {
       StoreMatrix<T, kThreads>(a, n, n, args.r + b * int64_t(n) * n, /*upper_only=*/true);
     } else {
