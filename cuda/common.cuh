@@ -207,5 +207,40 @@ __device__ __forceinline__ void StageOut(const T* src, int count, T* __restrict_
   }
 }
 
+// ---- cp.async helpers (sm_80+) -----------------------------------------------------------------
+// `valid == false` zero-fills the destination and reads nothing (src-size 0).
+template <int BYTES>
+__device__ __forceinline__ void CpAsync(void* dst, const void* src, bool valid) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  const int src_size = valid ? BYTES : 0;
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+                 "r"(src_size)
+                 : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src),
+                 "n"(BYTES), "r"(src_size)
+                 : "memory");
+  }
+}
+__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void CpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+// Waits until at most `pending` groups are in flight (pending clamped to 0..7).
+__device__ __forceinline__ void CpAsyncWaitDyn(int pending) {
+  switch (pending) {
+    case 0: CpAsyncWait<0>(); break;
+    case 1: CpAsyncWait<1>(); break;
+    case 2: CpAsyncWait<2>(); break;
+    case 3: CpAsyncWait<3>(); break;
+    case 4: CpAsyncWait<4>(); break;
+    case 5: CpAsyncWait<5>(); break;
+    case 6: CpAsyncWait<6>(); break;
+    default: CpAsyncWait<7>(); break;
+  }
+}
+
 }  // namespace detail
 }  // namespace batchla

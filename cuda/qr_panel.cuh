@@ -81,32 +81,26 @@ __device__ __forceinline__ void StoreRow(T* p, const T (&in)[kCount]) {
   }
 }
 
-// The m x n row-major matrix at src into a (row stride a.ld), kInFlight loads a thread in flight;
-// 16-byte loads when every row is whole vectors (n a multiple of 16 / sizeof(T)).
+// Columns [c0, c1) of the m x n row-major matrix at src into a (row stride a.ld) as one cp.async
+// commit group: the whole range in flight at once, no registers. 16-byte copies when every row is
+// whole vectors (c0, c1 then multiples of the vector), else an element each. The (row, unit) grid is
+// walked by increments: a division per element was a tenth of the kernel's stall samples (ncu).
 template <typename T, int kThreads>
-__device__ void LoadMatrix(const T* __restrict__ src, int m, int n, const Mat<T>& a) {
-  constexpr int kInFlight = 8, kVec = 16 / sizeof(T);
-  using V = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
+__device__ void CopyColumnsAsync(const T* __restrict__ src, int m, int n, int c0, int c1, const Mat<T>& a) {
+  constexpr int kVec = 16 / sizeof(T);
   const bool vec = n % kVec == 0 && reinterpret_cast<uintptr_t>(src) % 16 == 0;
-  const int width = vec ? n / kVec : n, total = m * width;  // elements or vectors
-  for (int base = 0; base < total; base += kThreads * kInFlight) {
-    V x[kInFlight];
-#pragma unroll
-    for (int u = 0; u < kInFlight; ++u) {
-      const int e = base + u * kThreads + threadIdx.x;
-      if (e >= total) continue;
-      if (vec) x[u] = __ldg(reinterpret_cast<const V*>(src) + e);
-      else reinterpret_cast<T*>(&x[u])[0] = __ldg(src + e);
-    }
-#pragma unroll
-    for (int u = 0; u < kInFlight; ++u) {
-      const int e = base + u * kThreads + threadIdx.x;
-      if (e >= total) continue;
-      const int i = e / width, j = e % width;
-      if (vec) *reinterpret_cast<V*>(&a(i, j * kVec)) = x[u];
-      else a(i, j) = reinterpret_cast<const T*>(&x[u])[0];
+  const int unit = vec ? kVec : 1, width = (c1 - c0) / unit;  // copies a row
+  if (width > 0) {
+    const int di = kThreads / width, dj = kThreads % width;
+    for (int i = threadIdx.x / width, j = threadIdx.x % width; i < m;) {
+      const int col = c0 + j * unit;
+      if (vec) CpAsync<16>(&a(i, col), src + i * n + col, true);
+      else CpAsync<sizeof(T)>(&a(i, col), src + i * n + col, true);
+      i += di, j += dj;
+      if (j >= width) j -= width, ++i;
     }
   }
+  CpAsyncCommit();
 }
 
 // Rows [0, rows) of a (n columns) to dst (row-major), zeros below the diagonal when upper_only.
@@ -446,6 +440,7 @@ __device__ void Factor(const Mat<T>& a, int m, int n, Scratch<T>& s) {
         ColumnApply<T, kSplit>(a, m, j0, part, c, w, s);
       }
     }
+    CpAsyncWait<0>();  // the matrix past the first panel (FactorKernel's second copy group)
     __syncthreads();
   }
 }
@@ -461,7 +456,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) FactorKernel(QrArgs<T> a
   for (int e = threadIdx.x; e < m * (ld - n); e += kThreads) a(e / (ld - n), n + e % (ld - n)) = T(0);
   const int64_t mn = int64_t(m) * n;
   for (int64_t b = blockIdx.x; b < args.batch; b += gridDim.x) {
-    LoadMatrix<T, kThreads>(args.a + b * mn, m, n, a);
+    // The first panel's columns, then the rest as a second group that lands while warp 0 factors
+    // the first panel (Factor waits for it before its first barrier).
+    const int first = n < kNB ? n : kNB;  // a multiple of the vector when n is
+    CopyColumnsAsync<T, kThreads>(args.a + b * mn, m, n, 0, first, a);
+    CopyColumnsAsync<T, kThreads>(args.a + b * mn, m, n, first, n, a);
+    CpAsyncWait<1>();
     __syncthreads();
     Factor<T, kThreads, kSplit>(a, m, n, s);
     if (out == QrOutput::kR) {

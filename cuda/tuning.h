@@ -341,15 +341,15 @@ constexpr int kQrEngineHugeMinCols = 256;
 // Panel class (cuda/qr_panel.cuh): kR and kGeqrf for kQrPanelMinM < m <= kQrPanelMaxM (the
 // small class keeps m <= 64; kQrPanelCapM bounds the range: 5 panel rows a lane, the tau array).
 // float64 starts later: its block is alone on a SM (a 128 x 128 matrix fills the shared memory)
-// and the engine's medium shape is faster up to m = 112 (H100, check_qr --time qr_r, ms engine /
-// panel class: n = 96 2.84 / 3.11, 104 2.75 / 3.16, 112 2.75 / 2.92, 120 4.61 / 2.90, 128 4.49 /
-// 2.71); float32 wins from m = 65 (n = 72 3.17 / 2.03 ms). bench/NOTES.md "Panel class".
+// and the engine's medium shape is as fast up to m = 100 (H100, check_qr --time qr_r, ms engine /
+// panel class v8: n = 97 2.95 / 3.01, 100 2.80 / 2.81, 104 2.75 / 2.65, 108 2.68 / 2.49, 112
+// 2.76 / 2.40); float32 wins from m = 65 (n = 72 3.17 / 1.64 ms). bench/NOTES.md "Panel class".
 // Benchmark overrides: BATCHLA_QR_PANEL_MINM (both types), BATCHLA_QR_PANEL_MAXM (0: off).
 constexpr int kQrPanelCapM = 160;
 #ifndef BATCHLA_QR_PANEL_MINM
 #define BATCHLA_QR_PANEL_MINM -1
 #endif
-constexpr PerDtype kQrPanelMinM = Overridden(BATCHLA_QR_PANEL_MINM, {64, 112});
+constexpr PerDtype kQrPanelMinM = Overridden(BATCHLA_QR_PANEL_MINM, {64, 100});
 #ifdef BATCHLA_QR_PANEL_MAXM
 constexpr int kQrPanelMaxM = BATCHLA_QR_PANEL_MAXM;
 #else
