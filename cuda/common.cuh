@@ -207,8 +207,19 @@ __device__ __forceinline__ void StageOut(const T* src, int count, T* __restrict_
   }
 }
 
-// ---- cp.async helpers (sm_80+) -----------------------------------------------------------------
-// `valid == false` zero-fills the destination and reads nothing (src-size 0).
+// ---- cp.async helpers (sm_80+): global -> shared memory without registers ------------------------
+// BYTES of src to dst (shared). 16-byte copies skip L1 (.cg) unless kCacheL1; smaller ones always
+// go through it (.ca: .cg takes 16 bytes only).
+template <int BYTES, bool kCacheL1 = BYTES != 16>
+__device__ __forceinline__ void CpAsync(void* dst, const void* src) {
+  static_assert(kCacheL1 || BYTES == 16, ".cg copies 16 bytes");
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  if constexpr (kCacheL1)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(d), "l"(src), "n"(BYTES) : "memory");
+  else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+}
+// The same, where `valid == false` zero-fills the destination and reads nothing (src-size 0).
 template <int BYTES>
 __device__ __forceinline__ void CpAsync(void* dst, const void* src, bool valid) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -224,6 +235,8 @@ __device__ __forceinline__ void CpAsync(void* dst, const void* src, bool valid) 
   }
 }
 __device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Every copy this thread issued, committed or not.
+__device__ __forceinline__ void CpAsyncWaitAll() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void CpAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");

@@ -58,10 +58,10 @@ using tuning::kGetrsPanelWarps;
 template <typename T>
 constexpr bool SmallUnrolledSweep() { return tuning::GetrsSmallUnrolledSweep<T>(); }
 
-using trsm_detail::CpAsync;
-using trsm_detail::CpAsyncCommit;
-using trsm_detail::CpAsyncWait;
-using trsm_detail::CpAsyncWaitDyn;
+using detail::CpAsync;
+using detail::CpAsyncCommit;
+using detail::CpAsyncWait;
+using detail::CpAsyncWaitDyn;
 using trsm_detail::MbarArrive;
 using trsm_detail::MbarInit;
 using trsm_detail::MbarWait;

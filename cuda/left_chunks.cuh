@@ -4,7 +4,7 @@
 // shared memory with cp.async (double-buffered) and multiplied by a register-tiled product.
 #pragma once
 
-#include "cuda/potrf_small.cuh"  // Vec, PfCpAsync / PfCpCommit
+#include "cuda/potrf_small.cuh"  // Vec
 
 namespace batchla {
 namespace detail {
@@ -33,15 +33,15 @@ __device__ __forceinline__ void LeftIssueChunk(const T* lm, int n, int J, int m,
     constexpr int kG = C::kKC / C::kV;
     for (int g = tid; g < m * kG; g += C::kNT) {
       const int r = g / kG, part = g % kG;
-      PfCpAsync<16>(S + r * C::kLds + part * C::kV, src + r * n + part * C::kV);
+      CpAsync<16, /*kCacheL1=*/true>(S + r * C::kLds + part * C::kV, src + r * n + part * C::kV);
     }
   } else {
     for (int e = tid; e < m * C::kKC; e += C::kNT) {
       const int r = e / C::kKC, c = e % C::kKC;
-      PfCpAsync<int(sizeof(T))>(S + r * C::kLds + c, src + r * n + c);
+      CpAsync<int(sizeof(T))>(S + r * C::kLds + c, src + r * n + c);
     }
   }
-  PfCpCommit();
+  CpAsyncCommit();
 }
 
 // acc[q][e] +=/-= sum_p S[r0 + STEP q][p] * B[c0 + e][p] over one chunk (SUB: subtract), q < Q

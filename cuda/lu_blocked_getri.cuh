@@ -381,15 +381,15 @@ __global__ void __launch_bounds__(kGetriThreads, GetriCfg<T, NP>::kMinBlocks)
       const int units = n / V;
       for (int e = tid; e < n * units; e += NT) {
         const int r = e / units, c = (e - r * units) * V;
-        trsm_detail::CpAsync<16>(S + r * LD + c, g + int64_t(r) * n + c, true);
+        CpAsync<16>(S + r * LD + c, g + int64_t(r) * n + c, true);
       }
     } else {
       for (int e = tid; e < n * n; e += NT) {
         const int r = e / n, c = e - r * n;
-        trsm_detail::CpAsync<int(sizeof(T))>(S + r * LD + c, g + e, true);
+        CpAsync<int(sizeof(T))>(S + r * LD + c, g + e, true);
       }
     }
-    trsm_detail::CpAsyncCommit();
+    CpAsyncCommit();
     if (n < NP) {
       for (int e = tid; e < NP * NP; e += NT) {
         const int r = e / NP, c = e - r * NP;
@@ -397,7 +397,7 @@ __global__ void __launch_bounds__(kGetriThreads, GetriCfg<T, NP>::kMinBlocks)
       }
     }
     for (int i = tid; i < NP; i += NT) ps[i] = i < n ? perm[mat * n + i] : i;
-    trsm_detail::CpAsyncWait<0>();
+    CpAsyncWait<0>();
     __syncthreads();
     // 1. U^-1 and L^-1 in place
     if (warp < C::kNb) GetriDiagBlock<T, true>(S, LD, warp * kGetriNB, lane);

@@ -343,7 +343,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
             for (int e = 0; e < 8; ++e) sc->ublk[(r - kk) * LDP + c0 + e] = acc[q][e];
           }
         });
-        PfCpWait0();
+        CpAsyncWait<0>();
         __syncthreads();  // chunk c landed; product c - 1 done (the other buffer and ut are free)
         if (c + 1 < chunks) LuLeftIssueChunk<T, C>(lm, n, kk + KC, (c & 1) ? stage0 : stage1, vec, tid);
         const T* S = (c & 1) ? stage1 : stage0;

@@ -77,7 +77,7 @@ __device__ __forceinline__ void LuTileCopyUnits(const T* src, T* dst, const int*
   using U = typename std::conditional<V == 1, T, typename LuVec<T>::type>::type;
   auto unit = [&](int r, int c) {
     if constexpr (IN) {
-      trsm_detail::CpAsync<int(sizeof(U))>(dst + r * ld + c, src + r * n + c, true);
+      CpAsync<int(sizeof(U))>(dst + r * ld + c, src + r * n + c, true);
     } else {
       *reinterpret_cast<U*>(dst + r * n + c) = *reinterpret_cast<const U*>(src + rowof[r] * ld + c);
     }
@@ -102,8 +102,8 @@ __device__ __forceinline__ void LuTileCopyIn(const T* __restrict__ g, T* S, int 
   const int nc = RoundUp(n, kLuTileW);
   for (int r = lane; r < n; r += 32)
     for (int c = n; c < nc; ++c) S[r * ld + c] = T(0);
-  trsm_detail::CpAsyncCommit();
-  trsm_detail::CpAsyncWait<0>();
+  CpAsyncCommit();
+  CpAsyncWait<0>();
   __syncwarp();
 }
 

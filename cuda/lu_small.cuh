@@ -227,18 +227,6 @@ struct LuSmallCfg {
   static constexpr size_t kSmem = (size_t(2) * kBuf + kTb) * sizeof(T) + size_t(kGroups) * N * sizeof(int);
 };
 
-// ---- cp.async (sm_80+) -----------------------------------------------------------------------------
-template <int BYTES>
-__device__ __forceinline__ void LuCpAsync(void* dst, const void* src) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  if constexpr (BYTES == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(d), "l"(src), "n"(BYTES) : "memory");
-}
-__device__ __forceinline__ void LuCpCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void LuCpWait1() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
-
 // Shared offset of chunk element e (e = m * N * N + i * N + j) in config C's layout.
 template <typename C>
 __device__ __forceinline__ int LuAt(int e) {
@@ -265,7 +253,7 @@ __device__ __forceinline__ void LuCopyChunk(T* smem, T* gmem, int total, bool ve
 #pragma unroll 4
     for (int q = threadIdx.x; q < ng; q += C::kThreads) {
       if constexpr (LOAD)
-        LuCpAsync<16>(smem + LuAt<C>(q * V), gmem + q * V);
+        CpAsync<16>(smem + LuAt<C>(q * V), gmem + q * V);
       else
         *reinterpret_cast<VT*>(gmem + q * V) = *reinterpret_cast<const VT*>(smem + LuAt<C>(q * V));
     }
@@ -273,7 +261,7 @@ __device__ __forceinline__ void LuCopyChunk(T* smem, T* gmem, int total, bool ve
   }
   for (int e = done + threadIdx.x; e < total; e += C::kThreads) {  // unaligned buffers / dense tail
     if constexpr (LOAD)
-      LuCpAsync<sizeof(T)>(smem + LuAt<C>(e), gmem + e);
+      CpAsync<sizeof(T)>(smem + LuAt<C>(e), gmem + e);
     else
       gmem[e] = smem[LuAt<C>(e)];
   }
@@ -562,14 +550,14 @@ __global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::
   int64_t ch = blockIdx.x;
   if (ch >= nchunk) return;
   LuCopyChunk<T, C, true>(sm, const_cast<T*>(args.a) + ch * CH * C::kNN, count(ch) * C::kNN, vec);
-  LuCpCommit();
+  CpAsyncCommit();
   for (int st = 0; ch < nchunk; ch += gridDim.x, st ^= 1) {
     const int64_t nxt = ch + gridDim.x;
     if (nxt < nchunk)
       LuCopyChunk<T, C, true>(sm + (st ^ 1) * C::kBuf, const_cast<T*>(args.a) + nxt * CH * C::kNN,
                               count(nxt) * C::kNN, vec);
-    LuCpCommit();
-    LuCpWait1();
+    CpAsyncCommit();
+    CpAsyncWait<1>();
     __syncthreads();
     const int64_t m0 = ch * CH;
     const int cnt = count(ch);
@@ -769,14 +757,14 @@ __global__ void __launch_bounds__(LuTinyCfg<T, N>::kThreads) LuTinyKernel(LuArgs
   int64_t ch = blockIdx.x;
   if (ch >= nchunk) return;
   LuCopyChunk<T, C, true>(sm, const_cast<T*>(args.a) + ch * CH * C::kNN, count(ch) * C::kNN, vec);
-  LuCpCommit();
+  CpAsyncCommit();
   for (int st = 0; ch < nchunk; ch += gridDim.x, st ^= 1) {
     const int64_t nxt = ch + gridDim.x;
     if (nxt < nchunk)
       LuCopyChunk<T, C, true>(sm + (st ^ 1) * C::kBuf, const_cast<T*>(args.a) + nxt * CH * C::kNN,
                               count(nxt) * C::kNN, vec);
-    LuCpCommit();
-    LuCpWait1();
+    CpAsyncCommit();
+    CpAsyncWait<1>();
     __syncthreads();
     const int64_t m0 = ch * CH;
     const int cnt = count(ch);

@@ -65,15 +65,15 @@ __device__ __forceinline__ void GridStage(const T* __restrict__ src, int n, T* s
     const int per_row = n / C::kV, total = n * per_row;
     for (int e = threadIdx.x; e < total; e += C::NT) {
       const int i = e / per_row, q = e - i * per_row;
-      PfCpAsync16(st + i * ld + q * C::kV, src + static_cast<int64_t>(e) * C::kV);
+      CpAsync<16>(st + i * ld + q * C::kV, src + static_cast<int64_t>(e) * C::kV);
     }
   } else {
     for (int e = threadIdx.x; e < n * n; e += C::NT) {
       const int i = e / n, j = e - i * n;
-      CpAsyncElem<T>(st + i * ld + j, src + e);
+      CpAsync<int(sizeof(T))>(st + i * ld + j, src + e);
     }
   }
-  PfCpCommit();
+  CpAsyncCommit();
 }
 
 // Loads Q consecutive shared elements (16 B aligned when Q * sizeof(T) is a multiple of 16).

@@ -98,9 +98,9 @@ __global__ void __launch_bounds__(C::kNT, MINB)
       for (int c = 0; c < chunks; ++c) {
         if (c + 1 < chunks) {
           LeftIssueChunk<T, C>(lm, n, J, m, (c + 1) * C::kKC, (c & 1) ? stage0 : stage1, vec, tid);
-          PfCpWait1();
+          CpAsyncWait<1>();
         } else {
-          PfCpWait0();
+          CpAsyncWait<0>();
         }
         __syncthreads();
         const T* S = (c & 1) ? stage1 : stage0;

@@ -268,16 +268,6 @@ __global__ void __launch_bounds__(tuning::kSmallThreads)
   }
 }
 
-// ---- cp.async helpers (sm_80+) for the persistent small kernel below ----------------------------
-template <int BYTES>
-__device__ __forceinline__ void PfCpAsync(void* dst, const void* src) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(d), "l"(src), "n"(BYTES) : "memory");
-}
-__device__ __forceinline__ void PfCpCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void PfCpWait1() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
-__device__ __forceinline__ void PfCpWait0() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-
 // ================================================================================================
 // small v4 (the default for n = 9..32): persistent blocks, double-buffered: chunk c + 1 loads while
 // chunk c is factored and stored; posv's forward solve rides along in the factor. Each chunk (kChunk consecutive matrices = one
@@ -311,11 +301,6 @@ struct Small4Cfg {
   static constexpr size_t kSmem = (size_t(2) * kBuf + kTb) * sizeof(T);
 };
 
-__device__ __forceinline__ void PfCpAsync16(void* dst, const void* src) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
-}
-
 // Shared offset of chunk element e (e = m * N * N + i * N + j).
 template <typename C>
 __device__ __forceinline__ int Small4At(int e) {
@@ -340,17 +325,17 @@ __device__ __forceinline__ void Small4Stage(T* buf, const T* __restrict__ a, con
   const int ng = total / V;
 #pragma unroll 4
   for (int q = threadIdx.x; q < ng; q += tuning::kSmallThreads)
-    PfCpAsync16(buf + Small4At<C>(q * V), src + q * V);
+    CpAsync<16>(buf + Small4At<C>(q * V), src + q * V);
   if constexpr (C::kDense && C::kNN % V != 0) {  // tail of the last chunk (dense layout only)
     const int e = ng * V + threadIdx.x;
-    if (e < total) PfCpAsync<sizeof(T)>(buf + e, src + e);
+    if (e < total) CpAsync<sizeof(T)>(buf + e, src + e);
   }
   if constexpr (POSV) {
     if (k <= 0) return;  // no rhs (b may be empty)
     T* rb = buf + (C::kBuf - C::kRhs);
     for (int e = threadIdx.x; e < cnt * N; e += tuning::kSmallThreads) {
       const int m = e / N, i = e - m * N;
-      PfCpAsync<sizeof(T)>(rb + e, b + ((m0 + m) * N + i) * static_cast<int64_t>(k));
+      CpAsync<sizeof(T)>(rb + e, b + ((m0 + m) * N + i) * static_cast<int64_t>(k));
     }
   }
 }
@@ -416,13 +401,13 @@ __global__ void __launch_bounds__(tuning::kSmallThreads)
   int64_t blk = blockIdx.x;
   if (blk >= nblk) return;
   Small4Stage<T, N, POSV>(sm, a, b, blk * CH, count(blk), k);
-  PfCpCommit();
+  CpAsyncCommit();
   int st = 0;
   for (; blk < nblk; blk += gridDim.x, st ^= 1) {
     const int64_t nxt = blk + gridDim.x;
     if (nxt < nblk) Small4Stage<T, N, POSV>(sm + (st ^ 1) * C::kBuf, a, b, nxt * CH, count(nxt), k);
-    PfCpCommit();
-    PfCpWait1();
+    CpAsyncCommit();
+    CpAsyncWait<1>();
     __syncthreads();
     const int64_t m0 = blk * CH;
     const int cnt = count(blk);

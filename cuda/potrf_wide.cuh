@@ -19,13 +19,6 @@ namespace batchla {
 namespace detail {
 
 template <typename T>
-__device__ __forceinline__ void CpAsyncElem(T* dst, const T* src) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(d), "l"(src), "n"(sizeof(T)));
-}
-__device__ __forceinline__ void CpAsyncWaitAll() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-
-template <typename T>
 struct WideCfg {
   static constexpr int kN = tuning::kPotrfWideMaxN;
   static constexpr int kLd = kN | 1;                               // staging / L row stride
@@ -62,7 +55,7 @@ __global__ void __launch_bounds__(tuning::kPotrfWideMaxN)
     if (r < n) {  // thread r copies column r of every row it needs (each row coalesced)
       for (int i = 0; i < n; ++i) {
         const bool keep = mode == kLoadSym || (mode == kLoadLower ? r <= i : r >= i);
-        if (keep) CpAsyncElem(S + i * LD + r, am + static_cast<int64_t>(i) * n + r);
+        if (keep) CpAsync<int(sizeof(T))>(S + i * LD + r, am + static_cast<int64_t>(i) * n + r);
       }
     }
     const int64_t bbase = mat * n * static_cast<int64_t>(k);
