@@ -9,7 +9,12 @@
 //             reflectors' sequential effect z_t = tau_t (w_t - sum_{s<t} (v_s^T v_t) z_s), then
 //             a_c -= V z. The panel's own columns give the Gram matrix v_s^T v_t in the same pass,
 //             so no T factor is formed and a panel costs three block barriers (the engine's
-//             NB = 4 panels cost about seven each and a shared-memory reduction per pass).
+//             NB = 4 panels cost about seven each and a shared-memory reduction per pass). The
+//             next panel's columns, on warp 0's path, are updated by all of warp 0 (two lanes a
+//             column).
+//   copy in   cp.async, the first panel's columns as their own group: the rest of the matrix
+//             lands while warp 0 factors the first panel.
+// Measured versions and what bounds the class: bench/NOTES.md "Panel class" .. "Panel class v10".
 // The row stride is chosen so that a row's 16 panel entries are 16-byte aligned vector loads and
 // the warp panel's loads are free of bank conflicts.
 #pragma once
