@@ -416,8 +416,9 @@ __device__ __forceinline__ void ApplyNextPanel(const Mat<T>& a, int m, int n, in
 //   pass 2   warp 0 (the first kNB slots are at most 32 threads) updates the next panel's columns
 //            (ApplyNextPanel) and factors the next panel while the other threads update the rest;
 //   barrier
-// Warp 0 keeps the panel role in every block: rotating the roles so that the resident blocks'
-// panel warps sit on different schedulers measured 11 % slower in float (bench/NOTES.md).
+// Warp 0 has the panel role in every block: the hardware already gives the resident blocks' warp 0
+// different schedulers (bench/warpid_probe.cu); an earlier rotation of the roles, meant to do
+// that, put them all on one and cost 11 % (bench/NOTES.md "Panel class v6").
 template <typename T, int kThreads, int kSplit>
 __device__ void Factor(const Mat<T>& a, int m, int n, Scratch<T>& s) {
   constexpr int kSlots = kThreads / kSplit, kT = kNB / kSplit, kRest = kSlots - 2 * kNB;
