@@ -99,8 +99,8 @@ __device__ void CopyColumnsAsync(const T* __restrict__ src, int m, int n, int c0
     const int di = kThreads / width, dj = kThreads % width;
     for (int i = threadIdx.x / width, j = threadIdx.x % width; i < m;) {
       const int col = c0 + j * unit;
-      if (vec) CpAsync<16>(&a(i, col), src + i * n + col, true);
-      else CpAsync<sizeof(T)>(&a(i, col), src + i * n + col, true);
+      if (vec) CpAsync<16>(&a(i, col), src + i * n + col);
+      else CpAsync<sizeof(T)>(&a(i, col), src + i * n + col);
       i += di, j += dj;
       if (j >= width) j -= width, ++i;
     }

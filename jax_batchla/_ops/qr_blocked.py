@@ -38,8 +38,8 @@ _HIGHEST = lax.Precision.HIGHEST  # no TF32 (DESIGN.md)
 # 1.0x. qr mode 'r' (square, the bench's batch): f32 n = 128 0.99x, 256 2.07x; f64 n = 128 1.48x.
 # qr mode 'r' with R_PANEL: f32 n = 128 2.93 ms blocked vs 3.19 kernel, f64 2.85 vs 3.10 (smaller n
 # not measured: the kernel keeps them). Since the QR panel class (cuda/qr_panel.cuh, m <= 160 =
-# tuning.h kQrPanelMaxM) the kernel wins again up to m = 160: f32 n = 128 1.55 ms, f64 2.71 (H100,
-# check_qr; bench/NOTES.md "Panel class"). (op, itemsize) -> (least n, least m n, least m).
+# tuning.h kQrPanelMaxM) the kernel wins again up to m = 160: f32 n = 128 1.18 ms, f64 2.23 (H100,
+# check_qr, v8; bench/NOTES.md "Panel class"). (op, itemsize) -> (least n, least m n, least m).
 _WINS_FROM = {("lstsq", 4): (2 * PANEL, 1 << 16, 0), ("lstsq", 8): (2 * PANEL, 1 << 15, 0),
               ("qr_r", 4): (128, 0, 161), ("qr_r", 8): (128, 0, 161)}
 

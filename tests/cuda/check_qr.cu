@@ -302,9 +302,9 @@ static void Time(const char* what, int n) {
 // Sanitize mode keeps one shape per class and path (cuda/qr_dispatch.h, qr_engine_launch.cuh),
 // each as cheap as it can be (racecheck pays per shared-memory access): small class in a warp
 // (5 x 3, 16 x 16) and in a pair of warps (33 x 33); engine: short-shape lstsq (64 x 64, p = 3:
-// ncols 67 > 64), the panel class (f32 100 x 37 and 129 x 17: four and five rows a lane, a last
-// panel of 5 and 1 columns; their fused qr runs the engine's medium shape), medium shape on chip
-// (128 x 40; f64 100 x 37), tall shape on chip (170 x 20) and in
+// ncols 67 > 64), the panel class (f32 100 x 37 and both types' 129 x 17: four and five rows a
+// lane, a last panel of 5 and 1 columns; their fused qr runs the engine's medium shape), medium
+// shape on chip (128 x 40; f64 100 x 37), tall shape on chip (170 x 20) and in
 // global memory (4096 x 15: 240 / 480 KB, over the 227 KB of shared memory, so geqrf and orgqr work
 // in place; m = kQrMaxM), the f32 huge shape (260 x 257: more than 256 columns, in global memory),
 // ormqr in global memory (4096 x 15, p = 16); orgqr / ormqr with k < n.
