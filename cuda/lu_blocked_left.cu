@@ -38,6 +38,13 @@ size_t LuLeftSmem(int n) {
 #ifndef BATCHLA_LU_LEFT_MINB_SMALL_F64
 #define BATCHLA_LU_LEFT_MINB_SMALL_F64 4
 #endif
+// Up to n = 96: three row passes (24 accumulators a thread instead of 32; the f64 panel warp on 3
+// rows a lane): getrf f32 n = 96 1040 -> 995 us, f64 n = 80..96 5-9 % faster (bench/NOTES.md "Left
+// class, n <= 96 on three row passes"). -D
+// BATCHLA_LU_LEFT_RQ3_MAXN=0: four passes from n = 65 (A/B builds only).
+#ifndef BATCHLA_LU_LEFT_RQ3_MAXN
+#define BATCHLA_LU_LEFT_RQ3_MAXN 96
+#endif
 #ifndef BATCHLA_LU_LEFT_MINB_MID
 #define BATCHLA_LU_LEFT_MINB_MID 2
 #endif
@@ -47,6 +54,7 @@ cudaError_t LuLeftLaunch(cudaStream_t s, const LuArgs<T>& args) {
   const int n = args.n;
   if (n <= kLuNB || n > tuning::kLuLeftMaxN) return cudaErrorInvalidValue;
   constexpr int kMinbSmall = sizeof(T) == 8 ? BATCHLA_LU_LEFT_MINB_SMALL_F64 : BATCHLA_LU_LEFT_MINB_SMALL_F32;
+  if (n <= BATCHLA_LU_LEFT_RQ3_MAXN) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 3, 1, kMinbSmall>(s, args);
   if (n <= 128) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 4, 1, kMinbSmall>(s, args);
   if (n <= 256) return LuLeftLaunchCfg<T, LuLeftBig<T>, 4, 1, BATCHLA_LU_LEFT_MINB_MID>(s, args);
   return LuLeftLaunchCfg<T, LuLeftBig<T>, 8, 2, 1>(s, args);

@@ -40,6 +40,12 @@ constexpr bool LuLeftWarpPanelSplit() {
 #endif
 }
 constexpr int kLuLeftWarpPanelRows = BATCHLA_LU_LEFT_WARP_PANEL ? 128 : 0;
+// Rows a lane of the warp panel (while m > 64) in a band of `rows` / 32 rows a lane: f64 those, f32
+// 4 also where 3 would do (n <= 96): the f32 3-row panel measured unstable, getrf n = 88 / 96 1120 /
+// 1250 us in one call and 1220 / 1260 in another against 1110 / 995 with 4 rows; ncu showed 3x the
+// no-instruction stalls (bench/NOTES.md, "Left class, n <= 96 on three row passes").
+template <typename T>
+constexpr int LuLeftWarpPanelRows(int rows_per_lane) { return sizeof(T) == 4 ? 4 : rows_per_lane; }
 
 template <typename T, class C>
 struct LuLeftScratch {
@@ -59,10 +65,11 @@ template <typename T, class C, bool WARP>
 __host__ __device__ constexpr int LuLeftPanelLd() { return WARP ? LuTileLd<T>(kLuNB) : C::kLdp; }
 
 // Rows of one chunk buffer (the passes reach RoundUp(n, kPass) - 1; stale past n, never stored).
-__host__ __device__ constexpr int LuLeftStageRows(int n) { return RoundUp(n, 64); }
+template <class C>
+__host__ __device__ constexpr int LuLeftStageRows(int n) { return RoundUp(n, C::kPass); }
 template <typename T, class C>
 __host__ __device__ constexpr int LuLeftAreaElems(int n) {  // the chunk buffers, or the panel between products
-  const int chunks = 2 * LuLeftStageRows(n) * C::kLds, panel = n * LuLeftPanelLd<T, C, true>();
+  const int chunks = 2 * LuLeftStageRows<C>(n) * C::kLds, panel = n * LuLeftPanelLd<T, C, true>();
   return chunks > panel ? chunks : panel;
 }
 template <typename T, class C>
@@ -271,7 +278,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
   static_assert(LDP == kLuNB + 1 && kLuNB % KC == 0, "LuLeftKernel: chunks tile the 32-row U blocks");
   extern __shared__ __align__(16) unsigned char smraw[];
   const int n = args.n;
-  const int sr = LuLeftStageRows(n);
+  const int sr = LuLeftStageRows<C>(n);
   T* const stage0 = reinterpret_cast<T*>(smraw);
   T* const stage1 = stage0 + sr * C::kLds;
   T* const pan = stage0;  // the panel (m x LDP) reuses the chunk buffers after the products
@@ -368,7 +375,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
       });
       __syncthreads();
       if constexpr (kWarpPanel) {
-        constexpr int RP = RQ * C::kPass / 32;
+        constexpr int RP = LuLeftWarpPanelRows<T>(RQ * C::kPass / 32);
         if (warp == 0) {
           if (LuLeftWarpPanelSplit<T>() && RP > 2 && m <= 64)
             LuLeftWarpPanel<T, 2>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane);
