@@ -158,15 +158,21 @@ ffi::Error InverseImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> inv,
   });
 }
 
+// scratch: (..., SlogdetScratchElems(n)) of a's dtype the lowering adds as a third result and drops
+// (the left-looking getrf class's factors; length 0 where the kernel keeps them on chip).
 ffi::Error SlogdetImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> sign,
-                       Result<AnyBuffer> logabsdet) {
+                       Result<AnyBuffer> logabsdet, Result<AnyBuffer> scratch) {
   constexpr const char* kOp = "batchla_slogdet";
   auto as = CheckSlogdet(kOp, a, *sign, *logabsdet);
   if (!as) return as.error();
+  const int n = static_cast<int>(as->rows);
+  const int64_t elems = a.element_type() == ffi::DataType::F64 ? batchla::SlogdetScratchElems<double>(n)
+                                                                 : batchla::SlogdetScratchElems<float>(n);
+  if (auto e = VectorOperand(kOp, *scratch, "scratch", a, elems, /*float_like=*/true); e.failure()) return e;
   return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchSlogdet<T>(stream, DataAs<T>(a), DataAs<T>(sign), DataAs<T>(logabsdet),
-                                     as->batch, static_cast<int>(as->rows));
+                                     as->batch, n, DataAs<T>(scratch));
   });
 }
 
@@ -432,7 +438,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaSlogdetCuda, batchla_ffi::SlogdetImpl,
                                   .Ctx<Stream>()
                                   .Arg<ffi::AnyBuffer>()  // a
                                   .Ret<ffi::AnyBuffer>()  // sign
-                                  .Ret<ffi::AnyBuffer>(), // logabsdet
+                                  .Ret<ffi::AnyBuffer>()  // logabsdet
+                                  .Ret<ffi::AnyBuffer>(), // scratch
                               {ffi::Traits::kCmdBufferCompatible});
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaGeqrfCuda, batchla_ffi::GeqrfImpl,
@@ -618,6 +625,8 @@ NB_MODULE(_cuda, m) {
   DefByDtype(m, "getrf_max_n", batchla::GetrfMaxN<float>, batchla::GetrfMaxN<double>);
   DefByDtype(m, "lu_fused_max_n", batchla::LuFusedMaxN<float>, batchla::LuFusedMaxN<double>);
   DefByDtype(m, "lu_fused_wins", batchla::LuFusedWins<float>, batchla::LuFusedWins<double>, "output", "n");
+  DefByDtype(m, "slogdet_scratch_elems", batchla::SlogdetScratchElems<float>, batchla::SlogdetScratchElems<double>,
+             "n");
   // The chunk the autotuner found fastest for n (cuda/interleaved_tuning.h); whether the fused
   // il_posv handles n (else the lowering composes il_potrf + il_potrs).
   DefByDtype(m, "il_default_chunk", batchla::IlDefaultChunk<float>, batchla::IlDefaultChunk<double>, "n");

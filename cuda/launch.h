@@ -95,9 +95,13 @@ cudaError_t LaunchGesv(cudaStream_t stream, const T* a, const T* b, T* x, int32_
 template <typename T>
 cudaError_t LaunchInverse(cudaStream_t stream, const T* a, T* inv, int32_t* info, int64_t batch,
                           int n, int32_t* scratch);
+// scratch: batch x SlogdetScratchElems<T>(n) of T the call may overwrite (the left-looking getrf
+// class keeps its factors in global memory; null where that is 0).
 template <typename T>
 cudaError_t LaunchSlogdet(cudaStream_t stream, const T* a, T* sign, T* logabsdet, int64_t batch,
-                          int n);
+                          int n, T* scratch);
+template <typename T>
+int64_t SlogdetScratchElems(int n);
 template <typename T>
 int LuFusedMaxN();
 // Whether the fused kernel of `output` (1 gesv, 2 inverse, 3 slogdet) is the faster way at n; false

@@ -24,7 +24,8 @@ template <typename T>
 cudaError_t Dispatch(cudaStream_t s, const LuArgs<T>& args, LuOutput out) {
   const int n = args.n;
   if (n < 0 || args.batch < 0 || args.k < 0) return cudaErrorInvalidValue;
-  const int max_n = out == LuOutput::kFactor ? GetrfMaxN<T>() : LuFusedMaxN<T>();
+  const bool factors = out == LuOutput::kFactor || (out == LuOutput::kSlogdet && args.lu);  // getrf's range
+  const int max_n = factors ? GetrfMaxN<T>() : LuFusedMaxN<T>();
   if (n > max_n) return cudaErrorInvalidValue;
   if (args.batch == 0) return cudaGetLastError();
   if (n == 0) {  // empty matrices: info 0; det of the empty matrix is 1 (sign 1, log 0)
@@ -83,11 +84,19 @@ cudaError_t LaunchInverse(cudaStream_t stream, const T* a, T* inv, int32_t* info
   return Dispatch(stream, args, LuOutput::kInverse);
 }
 template <typename T>
+int64_t SlogdetScratchElems(int n) {
+  return n > tuning::kLuSmallMaxN && detail::LuSlogdetOnLeft<T>(n) ? int64_t(n) * n : 0;
+}
+template <typename T>
 cudaError_t LaunchSlogdet(cudaStream_t stream, const T* a, T* sign, T* logabsdet, int64_t batch,
-                          int n) {
+                          int n, T* scratch) {
   LuArgs<T> args;
   args.a = a, args.batch = batch, args.n = n;
   args.sign = sign, args.logabsdet = logabsdet;
+  if (SlogdetScratchElems<T>(n) > 0) {
+    if (!scratch) return cudaErrorInvalidValue;
+    args.lu = scratch;
+  }
   return Dispatch(stream, args, LuOutput::kSlogdet);
 }
 
@@ -101,7 +110,8 @@ cudaError_t LaunchSlogdet(cudaStream_t stream, const T* a, T* sign, T* logabsdet
                                      int);                                                         \
   template cudaError_t LaunchInverse<T>(cudaStream_t, const T*, T*, int32_t*, int64_t, int,        \
                                         int32_t*);                                                 \
-  template cudaError_t LaunchSlogdet<T>(cudaStream_t, const T*, T*, T*, int64_t, int);
+  template int64_t SlogdetScratchElems<T>(int);                                                    \
+  template cudaError_t LaunchSlogdet<T>(cudaStream_t, const T*, T*, T*, int64_t, int, T*);
 BATCHLA_INSTANTIATE_LU(float)
 BATCHLA_INSTANTIATE_LU(double)
 #undef BATCHLA_INSTANTIATE_LU

@@ -88,6 +88,7 @@ cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) 
   if (n < 1 || args.batch < 1) return cudaErrorInvalidValue;
   if (LuTileTakes<T>(out, n, args.k)) return LuTileRun<T>(stream, args, out);
   if (out == LuOutput::kFactor && LuLeftTakes<T>(n)) return LuLeftLaunch<T>(stream, args);
+  if (out == LuOutput::kSlogdet && args.lu && LuSlogdetOnLeft<T>(n)) return LuLeftLaunch<T>(stream, args);  // lu: scratch
   if (out == LuOutput::kInverse && LuGetriTakes<T>(n) && LuLeftTakes<T>(n)) {  // getrf into inv, then getri
     if (!args.scratch) return cudaErrorInvalidValue;
     LuArgs<T> f;
@@ -118,7 +119,13 @@ cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) 
 }
 
 template <typename T>
+bool LuSlogdetOnLeft(int n) {
+  return LuLeftTakes<T>(n);
+}
+
+template <typename T>
 bool LuBlockedFusedWins(LuOutput out, int n) {
+  if (out == LuOutput::kSlogdet && LuSlogdetOnLeft<T>(n)) return true;
   if (n > LuBlockedFusedMaxN<T>()) return false;
   if (out == LuOutput::kFactor || !LuLeftTakes<T>(n)) return true;
   return n < (sizeof(T) == 8 ? tuning::kLuComposedMinNF64 : tuning::kLuComposedMinNF32)[int(out)];
@@ -127,6 +134,7 @@ bool LuBlockedFusedWins(LuOutput out, int n) {
 #define BATCHLA_INSTANTIATE_LU_BLOCKED(T)                                                  \
   template int LuBlockedMaxN<T>();                                                        \
   template bool LuBlockedFusedWins<T>(LuOutput, int);                                     \
+  template bool LuSlogdetOnLeft<T>(int);                                                  \
   template int LuBlockedFusedMaxN<T>();                                                   \
   template cudaError_t LuBlocked<T>(cudaStream_t, const LuArgs<T>&, LuOutput);
 BATCHLA_INSTANTIATE_LU_BLOCKED(float)

@@ -115,6 +115,44 @@ struct LuVec<double> {
   __device__ static double Get(const double2& v, int e) { return e == 0 ? v.x : v.y; }
 };
 
+// Block reduction helpers (all threads get the result; uses sh->redv / redi; two barriers).
+template <typename T, int NT>
+__device__ __forceinline__ void LuBlockSum(T& s, int& cnt, LuShared<T>* sh) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    s += ShflXor(s, off);
+    cnt += __shfl_xor_sync(0xffffffffu, cnt, off);
+  }
+  __syncthreads();
+  if (lane == 0) sh->redv[warp] = s, sh->redi[warp] = cnt;
+  __syncthreads();
+  s = T(0), cnt = 0;
+#pragma unroll
+  for (int u = 0; u < NT / 32; ++u) s += sh->redv[u], cnt += sh->redi[u];
+}
+
+// sign and log|det| from the factors' diagonal (U(i, i) = diag[i * stride]) and the pivots, as
+// jnp.linalg.slogdet: a zero U(i, i) gives (0, -inf), a NaN one logabsdet NaN (launch.h). All
+// threads of the block call it; thread 0 writes.
+template <typename T, int NT>
+__device__ __forceinline__ void LuWriteSlogdet(const T* diag, int64_t stride, const int* piv, int n, LuShared<T>* sh,
+                                               T* sign, T* logabsdet) {
+  T s = T(0);
+  int cnt = 0;  // parity: row exchanges + negative diagonal entries; + 2^20 per zero
+  for (int i = threadIdx.x; i < n; i += NT) {
+    const T d = diag[i * stride];
+    s += log(fabs(d));
+    cnt += (piv[i] != i) + (d < T(0)) + (d == T(0) ? (1 << 20) : 0);
+  }
+  LuBlockSum<T, NT>(s, cnt, sh);
+  if (threadIdx.x == 0) {
+    const bool zero = cnt >= (1 << 20);
+    *sign = zero ? T(0) : ((cnt & 1) ? T(-1) : T(1));
+    *logabsdet = zero ? -LuInf<T>() : s;
+  }
+}
+
 // Pivot-search key: |x| orders as its bit pattern, so key = bits(|x|) + 1; 0 = no candidate or
 // NaN (never chosen: LAPACK idamax skips a NaN unless it is the first entry, which gets the top
 // key). Keys are compared exactly, so equal |x| tie and the smaller row wins.

@@ -11,6 +11,8 @@
 // once. So the trailing matrix is never read and rewritten per panel (the right-looking large
 // class's traffic): A is read once, the output written once plus the row exchanges, and L read
 // back ~n^3 / (3 KC) elements, read-only, mostly from L2.
+// kSlogdet (args.logabsdet set) factors the same way into args.lu as scratch and writes sign and
+// log|det| instead of pivots, perm and info: no second pass over the factors' diagonal.
 // Outputs and conventions: cuda/lu_blocked.cuh (LuPanel) and cuda/launch.h. Measurements:
 // bench/NOTES.md, "getrf left-looking class".
 #pragma once
@@ -407,11 +409,15 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
       if (tid == 0) sh->dcount = 0;
       __syncthreads();  // perm and the output visible to the next panel's gather and cp.async
     }
-    for (int i = threadIdx.x; i < n; i += NT) {
-      args.pivots[mat * n + i] = piv[i];
-      if (args.perm) args.perm[mat * n + i] = perm[i];
+    if (args.logabsdet) {  // kSlogdet: the factors were scratch (lm); U's diagonal is final in it
+      LuWriteSlogdet<T, NT>(lm, n + 1, piv, n, sh, args.sign + mat, args.logabsdet + mat);
+    } else {
+      for (int i = threadIdx.x; i < n; i += NT) {
+        args.pivots[mat * n + i] = piv[i];
+        if (args.perm) args.perm[mat * n + i] = perm[i];
+      }
+      if (threadIdx.x == 0) args.info[mat] = sh->info;
     }
-    if (threadIdx.x == 0) args.info[mat] = sh->info;
     __syncthreads();  // piv / perm / info read before the next matrix resets them
   }
 }

@@ -11,23 +11,6 @@
 namespace batchla {
 namespace detail {
 
-// Block reduction helpers (all threads get the result; uses sh->redv / redi; two barriers).
-template <typename T, int NT>
-__device__ __forceinline__ void LuBlockSum(T& s, int& cnt, LuShared<T>* sh) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) {
-    s += ShflXor(s, off);
-    cnt += __shfl_xor_sync(0xffffffffu, cnt, off);
-  }
-  __syncthreads();
-  if (lane == 0) sh->redv[warp] = s, sh->redi[warp] = cnt;
-  __syncthreads();
-  s = T(0), cnt = 0;
-#pragma unroll
-  for (int u = 0; u < NT / 32; ++u) s += sh->redv[u], cnt += sh->redi[u];
-}
-
 // Xr (rows x kc) -= Lr (rows x jw, stride ld) * Xb (jw x kc); both X blocks stride ldx.
 template <typename T, int NT>
 __device__ __forceinline__ void LuUpdateRows(const T* Lr, int ld, T* Xr, const T* Xb, int ldx, int rows, int kc,
@@ -178,19 +161,7 @@ __global__ void __launch_bounds__(NT, MINB) LuMediumKernel(LuArgs<T> args, int o
       }
       if (tid == 0) args.info[mat] = info;
     } else if (out == int(LuOutput::kSlogdet)) {
-      T s = T(0);
-      int cnt = 0;  // parity: row exchanges + negative diagonal entries; + 2^20 per zero
-      for (int i = tid; i < n; i += NT) {
-        const T d = A[i * ld + i];
-        s += log(fabs(d));
-        cnt += (piv[i] != i) + (d < T(0)) + (d == T(0) ? (1 << 20) : 0);
-      }
-      LuBlockSum<T, NT>(s, cnt, sh);
-      if (tid == 0) {
-        const bool zero = cnt >= (1 << 20);
-        args.sign[mat] = zero ? T(0) : ((cnt & 1) ? T(-1) : T(1));
-        args.logabsdet[mat] = zero ? -LuInf<T>() : s;
-      }
+      LuWriteSlogdet<T, NT>(A, ld + 1, piv, n, sh, args.sign + mat, args.logabsdet + mat);
     } else {
       const bool inverse = out == int(LuOutput::kInverse);
       const int kk = inverse ? n : args.k, ldx = LuSolveLd(kcap);

@@ -20,7 +20,7 @@ enum class LuOutput : int {
   kFactor = 0,   // write lu, pivots, perm, info (LaunchGetrf)
   kSolve = 1,    // write x = A^-1 b and info (LaunchGesv); lu/pivots/perm never written
   kInverse = 2,  // write inv = A^-1 and info (LaunchInverse)
-  kSlogdet = 3,  // write sign, logabsdet (LaunchSlogdet); no info
+  kSlogdet = 3,  // write sign, logabsdet (LaunchSlogdet); no info; lu: scratch where LuSlogdetOnLeft
 };
 
 // One argument pack for every LU launch; the pointers an output kind does not use are null.
@@ -44,7 +44,7 @@ struct LuArgs {
   // kInverse: batch x 2n int32 of scratch, for getrf's pivots and perm where the inverse is getrf
   // into inv + getri in place (LuGetriTakes; null there: cudaErrorInvalidValue)
   int32_t* scratch = nullptr;
-  // kSlogdet: batch each
+  // kSlogdet: batch each (and lu as scratch, LuSlogdetOnLeft)
   T* sign = nullptr;
   T* logabsdet = nullptr;
 };
@@ -85,6 +85,11 @@ template <typename T>
 int LuBlockedFusedMaxN();  // largest n the fused (on-chip) outputs handle
 template <typename T>
 bool LuBlockedFusedWins(LuOutput out, int n);  // fused kernel faster than the composition at n
+// kSlogdet on the left-looking getrf class at n: it keeps the factors in global memory, so the
+// call needs args.lu = batch x n x n of scratch (LaunchSlogdet's `scratch`); without it the
+// on-chip classes take n <= LuBlockedFusedMaxN.
+template <typename T>
+bool LuSlogdetOnLeft(int n);
 
 }  // namespace detail
 }  // namespace batchla

@@ -218,14 +218,15 @@ constexpr int kLuLeftMaxN = 512;
 #endif
 constexpr PerDtype kLuGetriMinN = Overridden(BATCHLA_LU_GETRI_MINN, {73, 65});
 constexpr PerDtype kLuGetriMaxN{96, 128};
-// Where the left class factors, getrf + getrs (solve, inverse with n columns) or getrf + a
-// reduction of its diagonal (slogdet) from these n instead of the fused on-chip kernels (the
-// Python lowerings ask LuFusedWins): f32 n = 128 getrf 1.09 ms vs fused gesv k = 1 1.62, slogdet
-// 1.50; f64 n = 128 0.99 vs 2.61 / 2.68. The inverse stays fused through n = 128 (the warp class's
-// Gauss-Jordan; library bench, f64 n = 128: 2.77 ms fused vs 3.19 getrf + getrs with 128 columns;
-// bench/NOTES.md, "getrf left-looking class").
-constexpr int kLuComposedMinNF32[4] = {0, 65, 129, 65};  // by LuOutput: -, solve, inverse, slogdet
-constexpr int kLuComposedMinNF64[4] = {0, 65, 129, 65};
+// Where the left class factors, getrf + getrs (solve, inverse with n columns) from these n
+// instead of the fused on-chip kernels (the Python lowerings ask LuFusedWins): f32 n = 128 getrf
+// 1.09 ms vs fused gesv k = 1 1.62; f64 n = 128 0.99 vs 2.61. The inverse stays fused through
+// n = 128 (the warp class's Gauss-Jordan; library bench, f64 n = 128: 2.77 ms fused vs 3.19 getrf +
+// getrs with 128 columns; bench/NOTES.md, "getrf left-looking class"). slogdet is never composed:
+// there the left class itself writes it (LuSlogdetOnLeft; the on-chip kernels took 1.50 / 2.68 ms at
+// n = 128 against getrf's 1.09 / 0.99).
+constexpr int kLuComposedMinNF32[4] = {0, 65, 129, 1 << 30};  // by LuOutput: -, solve, inverse, slogdet
+constexpr int kLuComposedMinNF64[4] = {0, 65, 129, 1 << 30};
 
 // tile class (cuda/lu_blocked_tile.cuh: a warp per matrix, the matrix in shared memory, left-looking
 // in 8-column tiles; bench/NOTES.md "getrf tile class"): getrf, slogdet and gesv with one

@@ -61,6 +61,14 @@ def lu_fused_wins(dtype, output: str, n: int) -> bool:
     return bool(_cuda.lu_fused_wins(jax.numpy.dtype(dtype).name, _LU_FUSED_OUTPUTS[output], int(n)))
 
 
+def slogdet_scratch_elems(dtype, n: int) -> int:
+    """Elements of scratch per matrix the CUDA slogdet needs at n (its third result; 0 without
+    the kernels or where the factors stay on chip)."""
+    if not has_cuda_target("batchla_slogdet"):
+        return 0
+    return int(_cuda.slogdet_scratch_elems(jax.numpy.dtype(dtype).name, int(n)))
+
+
 def getrf_max_n(dtype) -> int:
     """Largest n the CUDA getrf kernels handle for `dtype` (0 without them)."""
     return _cuda_size("getrf_max_n", dtype) if has_cuda_target("batchla_getrf") else 0

@@ -156,15 +156,16 @@ def test_ties_pick_the_first_row(device):
     np.testing.assert_array_equal(np.asarray(lu), np.asarray(jax.scipy.linalg.lu_factor(a)[0]))
 
 
-def test_singular_and_nonfinite_do_not_touch_neighbours(device):
+@pytest.mark.parametrize("n", [12, 100])  # 100: the left-looking getrf class, slogdet from it
+def test_singular_and_nonfinite_do_not_touch_neighbours(device, n):
     rng = np.random.default_rng(3)
-    clean = general(rng, (9,), 12, np.float32)
+    clean = general(rng, (9,), n, np.float32)
     bad = clean.copy()
     bad[1, :, 4] = 0.0  # exactly singular: a zero column
     bad[2, 5] = bad[2, 7]  # exactly singular: two equal rows
     bad[4] = np.inf
     bad[7, 3, 2] = np.nan
-    b = rng.standard_normal((9, 12, 2)).astype(np.float32)
+    b = rng.standard_normal((9, n, 2)).astype(np.float32)
     good = [0, 3, 5, 6, 8]
     for fn in (lambda a: bsl.lu_factor(a)[0], lambda a: bla.solve(a, b), bla.inv, bla.det,
                lambda a: bla.slogdet(a)[1]):
@@ -177,7 +178,7 @@ def test_singular_and_nonfinite_do_not_touch_neighbours(device):
     assert not np.all(np.isfinite(x[1])) and not np.all(np.isfinite(x[4]))
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 4, 9, 33])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 9, 33, 100])
 def test_det_slogdet_match_jnp(device, n):
     rng = np.random.default_rng(n)
     a = general(rng, (5,), n, np.float64) * 3

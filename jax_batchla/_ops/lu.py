@@ -238,11 +238,22 @@ def _slogdet_composed(a):
     return _reference.slogdet_from_lu(*getrf(a)[:2])
 
 
+def _slogdet_cuda_lowering(ctx, a):
+    """Our CUDA slogdet where it wins, else getrf + a reduction of its diagonal. The CUDA handler
+    takes a third result, (..., _ffi.slogdet_scratch_elems(n)) of a's dtype: the factors of the
+    left-looking getrf class (n >= 65), which writes the slogdet itself; it is dropped here."""
+    aval = ctx.avals_in[0]
+    n = aval.shape[-1]
+    if not _ffi.lu_fused_wins(aval.dtype, "slogdet", n):
+        return mlir.lower_fun(_slogdet_composed, multiple_results=True)(ctx, a)
+    scratch = ShapedArray(aval.shape[:-2] + (_ffi.slogdet_scratch_elems(aval.dtype, n),), aval.dtype)
+    outs = ffi_lowering("batchla_slogdet")(ctx.replace(avals_out=[*ctx.avals_out, scratch]), a)
+    return outs[:2]
+
+
 slogdet_p = make_primitive(OpSpec(
     name="batchla_slogdet", operands=("a",), shape_rule=_slogdet_shape,
-    reference=_reference.slogdet, multiple_results=True,
-    cuda_lowering=conditional_cuda_lowering(
-        "batchla_slogdet", lambda a: _ffi.lu_fused_wins(a.dtype, "slogdet", a.shape[-1]), _slogdet_composed)))
+    reference=_reference.slogdet, multiple_results=True, cuda_lowering=_slogdet_cuda_lowering))
 
 
 def slogdet(a):

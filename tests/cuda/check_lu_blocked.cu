@@ -173,6 +173,7 @@ template <typename T>
 struct Outs {  // device outputs of every kind, poisoned before each launch
   Dev<T> lu, x, inv, sign, logdet;
   Dev<int32_t> piv, perm, info, scratch;
+  bool slogdet_on_chip = false;  // kSlogdet without scratch (the on-chip classes) where the left class could take it
   Outs(int64_t batch, int n, int k)
       : lu(batch * n * n), x(batch * n * std::max(k, 1)), inv(batch * n * n), sign(batch), logdet(batch),
         piv(batch * n), perm(batch * n), info(batch), scratch(batch * 2 * n) {}
@@ -186,7 +187,10 @@ cudaError_t Launch(LuOutput out, const T* a, const T* b, int k, Outs<T>& o, int6
     case LuOutput::kFactor: args.lu = o.lu.p, args.pivots = o.piv.p, args.perm = o.perm.p, args.info = o.info.p; break;
     case LuOutput::kSolve: args.b = b, args.x = x_override ? x_override : o.x.p, args.k = k, args.info = o.info.p; break;
     case LuOutput::kInverse: args.inv = o.inv.p, args.info = o.info.p, args.scratch = o.scratch.p; break;
-    case LuOutput::kSlogdet: args.sign = o.sign.p, args.logabsdet = o.logdet.p; break;
+    case LuOutput::kSlogdet:
+      args.sign = o.sign.p, args.logabsdet = o.logdet.p;
+      if (!o.slogdet_on_chip && LuSlogdetOnLeft<T>(n)) args.lu = o.lu.p;  // the factors' scratch, as LaunchSlogdet
+      break;
   }
   return LuBlocked<T>(0, args, out);
 }
@@ -279,6 +283,11 @@ void CheckCase(int n, int64_t batch, bool fused) {
       winv = std::max(winv, r);
       if (!(r <= 30)) { FAIL("%s inverse n=%d mat %lld resid %.3g", Name<T>(), n, (long long)b, r); break; }
     }
+  }
+  // slogdet: on the left class with scratch where it takes n, and on chip where the fused classes do
+  for (bool on_chip : {false, true}) {
+    if (on_chip ? !fused : !LuSlogdetOnLeft<T>(n)) continue;
+    o.slogdet_on_chip = on_chip;
     o.sign.Poison(), o.logdet.Poison();
     CK(Launch<T>(LuOutput::kSlogdet, da.p, nullptr, 0, o, batch, n));
     CK(cudaDeviceSynchronize());
@@ -301,6 +310,7 @@ void CheckCase(int n, int64_t batch, bool fused) {
       }
     }
   }
+  o.slogdet_on_chip = false;
   std::printf("  %s n=%3d batch=%3lld (checked %3lld) getrf %6.3f  gesv %6.3f  inv %6.3f  slogdet %6.3f\n", Name<T>(),
               n, (long long)batch, (long long)cnt, worst, wsolve, winv, wdet);
 }
@@ -324,7 +334,8 @@ void CheckBad(int n, bool fused) {
   dgood.Put(A), dbad.Put(Abad), db.Put(B);
   Outs<T> o(batch, n, 3);
   std::vector<LuOutput> outs = {LuOutput::kFactor};
-  if (fused) outs.insert(outs.end(), {LuOutput::kSolve, LuOutput::kInverse, LuOutput::kSlogdet});
+  if (fused) outs.insert(outs.end(), {LuOutput::kSolve, LuOutput::kInverse});
+  if (fused || LuSlogdetOnLeft<T>(n)) outs.push_back(LuOutput::kSlogdet);
   for (LuOutput out : outs) {
     std::vector<std::vector<char>> res[2];
     for (int run = 0; run < 2; ++run) {
@@ -386,7 +397,8 @@ void Time(int n) {
   Outs<T> o(batch, n, 1);
   const bool fused = n <= LuBlockedFusedMaxN<T>();
   std::vector<LuOutput> outs = {LuOutput::kFactor};
-  if (fused) outs.insert(outs.end(), {LuOutput::kSolve, LuOutput::kInverse, LuOutput::kSlogdet});
+  if (fused) outs.insert(outs.end(), {LuOutput::kSolve, LuOutput::kInverse});
+  if (fused || LuSlogdetOnLeft<T>(n)) outs.push_back(LuOutput::kSlogdet);
   const char* names[4] = {"getrf", "gesv1", "inv", "slogdet"};
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -466,6 +478,8 @@ void CheckAll() {
     if (LuBlocked<T>(0, args, LuOutput::kFactor) != cudaErrorInvalidValue) FAIL("%s n > max not refused", Name<T>());
     args.n = LuBlockedFusedMaxN<T>() + 1;
     if (LuBlocked<T>(0, args, LuOutput::kSolve) != cudaErrorInvalidValue) FAIL("%s fused n > max not refused", Name<T>());
+    if (LuBlocked<T>(0, args, LuOutput::kSlogdet) != cudaErrorInvalidValue)  // no scratch for the left class
+      FAIL("%s slogdet n > fused max without scratch not refused", Name<T>());
     cudaGetLastError();
   }
 }
