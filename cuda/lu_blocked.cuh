@@ -132,25 +132,36 @@ __device__ __forceinline__ void LuBlockSum(T& s, int& cnt, LuShared<T>* sh) {
   for (int u = 0; u < NT / 32; ++u) s += sh->redv[u], cnt += sh->redi[u];
 }
 
+// slogdet's sums over U's diagonal: sum of log|U(i, i)|, and cnt = row exchanges + negative entries
+// (the parity) + 2^20 per zero entry.
+template <typename T>
+struct LuDetSums {
+  T logs = T(0);
+  int cnt = 0;
+  __device__ void Add(T d, bool exchanged) {
+    logs += log(fabs(d));
+    cnt += int(exchanged) + (d < T(0)) + (d == T(0) ? (1 << 20) : 0);
+  }
+};
+template <typename T>
+__device__ __forceinline__ void LuStoreSlogdet(T logs, int cnt, T* sign, T* logabsdet) {
+  const bool zero = cnt >= (1 << 20);
+  *sign = zero ? T(0) : ((cnt & 1) ? T(-1) : T(1));
+  *logabsdet = zero ? -LuInf<T>() : logs;
+}
+
 // sign and log|det| from the factors' diagonal (U(i, i) = diag[i * stride]) and the pivots, as
 // jnp.linalg.slogdet: a zero U(i, i) gives (0, -inf), a NaN one logabsdet NaN (launch.h). All
 // threads of the block call it; thread 0 writes.
 template <typename T, int NT>
 __device__ __forceinline__ void LuWriteSlogdet(const T* diag, int64_t stride, const int* piv, int n, LuShared<T>* sh,
                                                T* sign, T* logabsdet) {
-  T s = T(0);
-  int cnt = 0;  // parity: row exchanges + negative diagonal entries; + 2^20 per zero
-  for (int i = threadIdx.x; i < n; i += NT) {
-    const T d = diag[i * stride];
-    s += log(fabs(d));
-    cnt += (piv[i] != i) + (d < T(0)) + (d == T(0) ? (1 << 20) : 0);
-  }
+  LuDetSums<T> sums;
+  for (int i = threadIdx.x; i < n; i += NT) sums.Add(diag[i * stride], piv[i] != i);
+  T s = sums.logs;
+  int cnt = sums.cnt;
   LuBlockSum<T, NT>(s, cnt, sh);
-  if (threadIdx.x == 0) {
-    const bool zero = cnt >= (1 << 20);
-    *sign = zero ? T(0) : ((cnt & 1) ? T(-1) : T(1));
-    *logabsdet = zero ? -LuInf<T>() : s;
-  }
+  if (threadIdx.x == 0) LuStoreSlogdet(s, cnt, sign, logabsdet);
 }
 
 // Pivot-search key: |x| orders as its bit pattern, so key = bits(|x|) + 1; 0 = no candidate or

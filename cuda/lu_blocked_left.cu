@@ -38,10 +38,10 @@ size_t LuLeftSmem(int n) {
 #ifndef BATCHLA_LU_LEFT_MINB_SMALL_F64
 #define BATCHLA_LU_LEFT_MINB_SMALL_F64 4
 #endif
-// Up to n = 96: three row passes (24 accumulators a thread instead of 32; the f64 panel warp on 3
-// rows a lane): getrf f32 n = 96 1040 -> 995 us, f64 n = 80..96 5-9 % faster (bench/NOTES.md "Left
-// class, n <= 96 on three row passes"). -D
-// BATCHLA_LU_LEFT_RQ3_MAXN=0: four passes from n = 65 (A/B builds only).
+// f64 up to n = 96: three row passes (24 accumulators a thread instead of 32, the panel warp on 3
+// rows a lane): getrf n = 72 1260 -> 1094 us, 96 950 -> 860 (bench/NOTES.md "Left class, n <= 96
+// on three row passes"). Not f32: no gain measured (96: 1010 vs 1016 us), and its 3-row panel
+// lost the instruction cache (1250 us at n = 96). -D BATCHLA_LU_LEFT_RQ3_MAXN=0: off (A/B).
 #ifndef BATCHLA_LU_LEFT_RQ3_MAXN
 #define BATCHLA_LU_LEFT_RQ3_MAXN 96
 #endif
@@ -54,7 +54,9 @@ cudaError_t LuLeftLaunch(cudaStream_t s, const LuArgs<T>& args) {
   const int n = args.n;
   if (n <= kLuNB || n > tuning::kLuLeftMaxN) return cudaErrorInvalidValue;
   constexpr int kMinbSmall = sizeof(T) == 8 ? BATCHLA_LU_LEFT_MINB_SMALL_F64 : BATCHLA_LU_LEFT_MINB_SMALL_F32;
-  if (n <= BATCHLA_LU_LEFT_RQ3_MAXN) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 3, 1, kMinbSmall>(s, args);
+  if constexpr (sizeof(T) == 8) {
+    if (n <= BATCHLA_LU_LEFT_RQ3_MAXN) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 3, 1, kMinbSmall>(s, args);
+  }
   if (n <= 128) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 4, 1, kMinbSmall>(s, args);
   if (n <= 256) return LuLeftLaunchCfg<T, LuLeftBig<T>, 4, 1, BATCHLA_LU_LEFT_MINB_MID>(s, args);
   return LuLeftLaunchCfg<T, LuLeftBig<T>, 8, 2, 1>(s, args);

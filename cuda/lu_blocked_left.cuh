@@ -42,12 +42,6 @@ constexpr bool LuLeftWarpPanelSplit() {
 #endif
 }
 constexpr int kLuLeftWarpPanelRows = BATCHLA_LU_LEFT_WARP_PANEL ? 128 : 0;
-// Rows a lane of the warp panel (while m > 64) in a band of `rows` / 32 rows a lane: f64 those, f32
-// 4 also where 3 would do (n <= 96): the f32 3-row panel measured unstable, getrf n = 88 / 96 1120 /
-// 1250 us in one call and 1220 / 1260 in another against 1110 / 995 with 4 rows; ncu showed 3x the
-// no-instruction stalls (bench/NOTES.md, "Left class, n <= 96 on three row passes").
-template <typename T>
-constexpr int LuLeftWarpPanelRows(int rows_per_lane) { return sizeof(T) == 4 ? 4 : rows_per_lane; }
 
 template <typename T, class C>
 struct LuLeftScratch {
@@ -236,8 +230,10 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
 // faster (bench/NOTES.md, "Left class, warp panel"; the panel is still ~55 % of a block's time).
 // Leaves what the block form leaves, except that P keeps the input row order: rowsrc[p] = the
 // panel row at position p (P row rowsrc[p] holds the factor's row p), piv, dlist / dcount, info.
+// Returns the lane's slogdet sums over the panel's diagonal (lane j: column j) when `det`, else zeros.
 template <typename T, int RP, class SC>
-__device__ void LuLeftWarpPanel(T* P, int ld, int m, int w, int k, int* piv, int* rowsrc, SC* sc, int lane) {
+__device__ LuDetSums<T> LuLeftWarpPanel(T* P, int ld, int m, int w, int k, int* piv, int* rowsrc, SC* sc, int lane,
+                                        bool det) {
   constexpr int W = kLuTileW;
   auto* ts = &sc->tile;
   LuShared<T>* sh = &sc->sh;
@@ -256,9 +252,12 @@ __device__ void LuLeftWarpPanel(T* P, int ld, int m, int w, int k, int* piv, int
     __syncwarp();
   }
   int first_zero = INT_MAX;
+  LuDetSums<T> sums;
   for (int j = lane; j < w; j += 32) {
     piv[k + j] = k + ts->pivs[j];
-    if (P[ts->rowof[j] * ld + j] == T(0)) first_zero = j;  // LAPACK's info: an exact zero pivot
+    const T d = P[ts->rowof[j] * ld + j];
+    if (d == T(0)) first_zero = j;  // LAPACK's info: an exact zero pivot
+    if (det) sums.Add(d, ts->pivs[j] != j);
   }
 #pragma unroll
   for (int q = 0; q < RP; ++q) {
@@ -270,6 +269,7 @@ __device__ void LuLeftWarpPanel(T* P, int ld, int m, int w, int k, int* piv, int
   }
   first_zero = int(__reduce_min_sync(0xffffffffu, unsigned(first_zero)));
   if (lane == 0 && first_zero != INT_MAX && sh->info == 0) sh->info = k + first_zero + 1;
+  return sums;
 }
 
 // C: LeftCfg (cuda/left_chunks.cuh). RQ: row passes per thread (n <= RQ kPass). R: panel rows per thread in LuPanel
@@ -299,6 +299,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
     T* lm = args.lu + mat * nn;
     for (int i = threadIdx.x; i < n; i += NT) perm[i] = i;
     if (threadIdx.x == 0) sh->info = 0, sh->dcount = 0;
+    LuDetSums<T> det_sums;  // kSlogdet with the warp panel: warp 0's lanes sum their panel columns
     __syncthreads();
     for (int J = 0; J < n; J += kLuNB) {
       // An opaque thread index per panel (as potrf_left.cuh: keeps ptxas from hoisting and
@@ -377,12 +378,15 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
       });
       __syncthreads();
       if constexpr (kWarpPanel) {
-        constexpr int RP = LuLeftWarpPanelRows<T>(RQ * C::kPass / 32);
+        constexpr int RP = RQ * C::kPass / 32;
         if (warp == 0) {
+          const bool det = args.logabsdet != nullptr;
+          LuDetSums<T> s;
           if (LuLeftWarpPanelSplit<T>() && RP > 2 && m <= 64)
-            LuLeftWarpPanel<T, 2>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane);
+            s = LuLeftWarpPanel<T, 2>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, det);
           else
-            LuLeftWarpPanel<T, RP>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane);
+            s = LuLeftWarpPanel<T, RP>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, det);
+          det_sums.logs += s.logs, det_sums.cnt += s.cnt;
         }
       } else {
         LuLeftPanel<T, R, NT>(pan, LDP, m, jw, J, piv, rowsrc, sc);
@@ -409,8 +413,19 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
       if (tid == 0) sh->dcount = 0;
       __syncthreads();  // perm and the output visible to the next panel's gather and cp.async
     }
-    if (args.logabsdet) {  // kSlogdet: the factors were scratch (lm); U's diagonal is final in it
-      LuWriteSlogdet<T, NT>(lm, n + 1, piv, n, sh, args.sign + mat, args.logabsdet + mat);
+    if (args.logabsdet) {  // kSlogdet: the factors were scratch (lm)
+      if constexpr (kWarpPanel) {  // the panel warp's lanes hold the sums: reduce them there
+        if (threadIdx.x < 32) {
+#pragma unroll
+          for (int o = 16; o > 0; o >>= 1) {
+            det_sums.logs += ShflXor(det_sums.logs, o);
+            det_sums.cnt += __shfl_xor_sync(0xffffffffu, det_sums.cnt, o);
+          }
+          if (threadIdx.x == 0) LuStoreSlogdet(det_sums.logs, det_sums.cnt, args.sign + mat, args.logabsdet + mat);
+        }
+      } else {  // U's diagonal is final in lm
+        LuWriteSlogdet<T, NT>(lm, n + 1, piv, n, sh, args.sign + mat, args.logabsdet + mat);
+      }
     } else {
       for (int i = threadIdx.x; i < n; i += NT) {
         args.pivots[mat * n + i] = piv[i];

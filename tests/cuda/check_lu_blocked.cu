@@ -25,6 +25,7 @@ using batchla::detail::LuBlocked;
 using batchla::detail::LuBlockedFusedMaxN;
 using batchla::detail::LuBlockedMaxN;
 using batchla::detail::LuOutput;
+using batchla::detail::LuSlogdetOnLeft;
 
 static int g_ties = 0;
 
