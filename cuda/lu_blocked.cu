@@ -120,7 +120,7 @@ cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) 
 
 template <typename T>
 bool LuSlogdetOnLeft(int n) {
-  return LuLeftTakes<T>(n);
+  return LuLeftTakes<T>(n) && !LuTileTakes<T>(LuOutput::kSlogdet, n, 0);
 }
 
 template <typename T>

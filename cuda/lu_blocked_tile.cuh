@@ -1,6 +1,6 @@
 // Batched LU, "tile" class: ONE WARP per matrix, the matrix in SHARED memory, left-looking (Crout)
 // in tile columns of kLuTileW = 8; getrf (kFactor), slogdet and gesv with one right-hand side,
-// n <= 64 (range: cuda/tuning.h, LuTileTakes; measurements: bench/NOTES.md, "getrf tile class").
+// n <= 96 (range: cuda/tuning.h, LuTileTakes; measurements: bench/NOTES.md, "getrf tile class").
 //
 // Why: the register classes (small: lane = row of the whole matrix; warp: one or two warps hold
 // the matrix) spend every column step on a dependent chain -- argmax, publish the pivot row,
@@ -40,7 +40,7 @@ namespace batchla {
 namespace detail {
 
 constexpr int kLuTileW = 8;       // tile column width
-constexpr int kLuTileMaxRows = 64;  // two rows a lane
+constexpr int kLuTileMaxRows = 96;  // three rows a lane
 
 // Row stride of the shared matrix: columns rounded up to the tile width, plus one 16-byte granule
 // so that the stride is an odd number of granules (lanes on consecutive rows: no bank conflicts
@@ -51,7 +51,7 @@ __host__ __device__ constexpr int LuTileLd(int n) {
 }
 
 // ROWS: the most rows a factored matrix or panel has (the left class's warp panel: 128).
-template <typename T, int ROWS = kLuTileMaxRows>
+template <typename T, int ROWS>
 struct LuTileScratch {
   alignas(16) T ublk[kLuTileW][kLuTileW];  // block rows posted for the forward solve
   alignas(16) T usol[kLuTileW][kLuTileW];  // their solved U block
@@ -60,9 +60,12 @@ struct LuTileScratch {
   int pivs[ROWS];                          // 0-based LAPACK pivots
 };
 
-template <typename T>
+// The tile kernel's scratch at R rows a lane (R <= 2: the 64-row layout n <= 64 always had).
+template <typename T, int R>
+using LuTileKernelScratch = LuTileScratch<T, (R <= 2 ? 64 : 32 * R)>;
+template <typename T, int R>
 __host__ __device__ constexpr size_t LuTileSmemBytes(int n) {
-  return sizeof(LuTileScratch<T>) + size_t(n) * size_t(LuTileLd<T>(n)) * sizeof(T);
+  return sizeof(LuTileKernelScratch<T, R>) + size_t(n) * size_t(LuTileLd<T>(n)) * sizeof(T);
 }
 
 // Copies between the row-major n x n matrix at g and S (row stride ld) in units of V elements (V
@@ -158,8 +161,8 @@ struct LuTileStats {
   int odd;   // parity of row exchanges + negative pivots
   T logs;    // sum of log|pivot| (slogdet only)
 };
-template <typename T>
-__device__ __forceinline__ LuTileStats<T> LuTileStatsOf(const T* S, int ld, const LuTileScratch<T>* sc, int n, int lane,
+template <typename T, class SC>
+__device__ __forceinline__ LuTileStats<T> LuTileStatsOf(const T* S, int ld, const SC* sc, int n, int lane,
                                                         bool logs) {
   int first_zero = INT_MAX, cnt = 0;
   T lsum = T(0);
@@ -304,9 +307,9 @@ __device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], 
 // no shared round trip); y lives with its row (lane + 32 q), as the factor's columns do.
 // LuTileSolvePost: the rows at positions p0..p0+7 post y; every lane reads the block's rows of the
 // factor (rows beyond n: row 0, never used) and the posted y.
-template <typename T, int R>
+template <typename T, int R, class SC>
 __device__ __forceinline__ void LuTileSolvePost(const int (&pos)[R], const T (&y)[R], const T* S, int ld,
-                                                LuTileScratch<T>* sc, int n, int p0, T (&u)[kLuTileW][kLuTileW],
+                                                SC* sc, int n, int p0, T (&u)[kLuTileW][kLuTileW],
                                                 T (&yb)[kLuTileW]) {
   constexpr int W = kLuTileW;
 #pragma unroll
@@ -322,9 +325,9 @@ __device__ __forceinline__ void LuTileSolvePost(const int (&pos)[R], const T (&y
 }
 // The rows the block's solution xs updates (forward: below it, backward: above it) take
 // y -= A(r, p0..p0+7) xs; the block's rows take xs.
-template <typename T, int R, bool FORWARD>
+template <typename T, int R, bool FORWARD, class SC>
 __device__ __forceinline__ void LuTileSolveTake(const int (&pos)[R], T (&y)[R], const T* S, int ld,
-                                                const LuTileScratch<T>* sc, int p0, int lane, const T (&xs)[kLuTileW]) {
+                                                const SC* sc, int p0, int lane, const T (&xs)[kLuTileW]) {
   constexpr int W = kLuTileW;
 #pragma unroll
   for (int q = 0; q < R; ++q) {
@@ -341,8 +344,8 @@ __device__ __forceinline__ void LuTileSolveTake(const int (&pos)[R], T (&y)[R], 
     for (int m = 0; m < W; ++m) y[q] = fma(-l[m], xs[m], y[q]);
   }
 }
-template <typename T, int R>
-__device__ __forceinline__ void LuTileSolve1(const int (&pos)[R], const T* S, int ld, LuTileScratch<T>* sc, int n,
+template <typename T, int R, class SC>
+__device__ __forceinline__ void LuTileSolve1(const int (&pos)[R], const T* S, int ld, SC* sc, int n,
                                              int lane, const T* __restrict__ b, T* __restrict__ x) {
   constexpr int W = kLuTileW;
   T y[R];
@@ -384,8 +387,9 @@ template <typename T, int R, bool SOLVE>
 __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R, SOLVE)) LuTileKernel(LuArgs<T> args, int out) {
   constexpr int W = kLuTileW;
   extern __shared__ __align__(16) unsigned char smraw[];
-  auto* sc = reinterpret_cast<LuTileScratch<T>*>(smraw);
-  T* S = reinterpret_cast<T*>(smraw + sizeof(LuTileScratch<T>));
+  using SC = LuTileKernelScratch<T, R>;
+  auto* sc = reinterpret_cast<SC*>(smraw);
+  T* S = reinterpret_cast<T*>(smraw + sizeof(SC));
   const int n = args.n, ld = LuTileLd<T>(n), lane = threadIdx.x, tiles = (n + W - 1) / W;
   const int64_t nn = int64_t(n) * n;
   // Once per block, ordered before their reads by the copy-in's __syncwarp: the zero row, and ublk
@@ -433,18 +437,29 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R, SOLVE)) LuTi
   }
 }
 
-// kFactor, kSlogdet, kSolve with k = 1; 1 <= n <= kLuTileMaxRows.
+// kFactor and kSlogdet for 1 <= n <= kLuTileMaxRows (one to three rows a lane), kSolve with k = 1
+// for n <= 64.
+template <typename T, int R, bool SOLVE>
+cudaError_t LuTileLaunch(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
+  auto kern = LuTileKernel<T, R, SOLVE>;
+  const size_t smem = LuTileSmemBytes<T, R>(args.n);
+  if (smem > 48 * 1024) {  // f64 from n = 73 (three rows a lane)
+    const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+    if (e != cudaSuccess) return e;
+  }
+  kern<<<GridFor(args.batch), 32, smem, stream>>>(args, int(out));
+  return cudaGetLastError();
+}
 template <typename T>
 cudaError_t LuTileRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
   const int n = args.n;
   const bool kind = out == LuOutput::kFactor || out == LuOutput::kSlogdet || (out == LuOutput::kSolve && args.k == 1);
-  if (n < 1 || n > kLuTileMaxRows || !kind) return cudaErrorInvalidValue;
-  static_assert(LuTileSmemBytes<double>(kLuTileMaxRows) <= 48 * 1024, "no opt-in shared memory needed");
-  const bool solve = out == LuOutput::kSolve;
-  auto kern = n <= 32 ? (solve ? LuTileKernel<T, 1, true> : LuTileKernel<T, 1, false>)
-                      : (solve ? LuTileKernel<T, 2, true> : LuTileKernel<T, 2, false>);
-  kern<<<GridFor(args.batch), 32, LuTileSmemBytes<T>(n), stream>>>(args, int(out));
-  return cudaGetLastError();
+  if (n < 1 || n > (out == LuOutput::kSolve ? 64 : kLuTileMaxRows) || !kind) return cudaErrorInvalidValue;
+  static_assert(LuTileSmemBytes<double, 2>(64) <= 48 * 1024, "n <= 64 needs no opt-in shared memory");
+  if (out == LuOutput::kSolve)
+    return n <= 32 ? LuTileLaunch<T, 1, true>(stream, args, out) : LuTileLaunch<T, 2, true>(stream, args, out);
+  return n <= 32 ? LuTileLaunch<T, 1, false>(stream, args, out)
+                 : n <= 64 ? LuTileLaunch<T, 2, false>(stream, args, out) : LuTileLaunch<T, 3, false>(stream, args, out);
 }
 
 }  // namespace detail

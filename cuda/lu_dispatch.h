@@ -49,15 +49,17 @@ struct LuArgs {
   T* logabsdet = nullptr;
 };
 
-// kFactor, kSlogdet and kSolve with k = 1 on the tile class (cuda/lu_blocked_tile.cuh), 1 <= n <= 64; LuBlocked calls it
+// kFactor, kSlogdet and kSolve with k = 1 on the tile class (cuda/lu_blocked_tile.cuh), 1 <= n <= 96; LuBlocked calls it
 // where LuTileTakes, for n <= kLuSmallMaxN too (cuda/lu.cu sends those n to LuBlocked).
 template <typename T>
 cudaError_t LuTileRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
 // k: right-hand sides of a kSolve (the tile class solves k = 1).
 template <typename T>
 bool LuTileTakes(LuOutput out, int n, int k) {
-  const int lo = (sizeof(T) == 8 ? tuning::kLuTileMinNF64 : tuning::kLuTileMinNF32)[int(out)];
-  return n >= lo && n <= tuning::kLuTileMaxN && (out != LuOutput::kSolve || k == 1);
+  const bool f64 = sizeof(T) == 8;
+  const int lo = (f64 ? tuning::kLuTileMinNF64 : tuning::kLuTileMinNF32)[int(out)];
+  const int hi = (f64 ? tuning::kLuTileMaxNF64 : tuning::kLuTileMaxNF32)[int(out)];
+  return n >= lo && n <= hi && (out != LuOutput::kSolve || k == 1);
 }
 
 // kInverse as getrf + getri (cuda/lu_blocked_getri.cuh) for these n, where the left class factors

@@ -231,7 +231,7 @@ constexpr int kLuComposedMinNF64[4] = {0, 65, 129, 1 << 30};
 // tile class (cuda/lu_blocked_tile.cuh: a warp per matrix, the matrix in shared memory, left-looking
 // in 8-column tiles; bench/NOTES.md "getrf tile class"): getrf, slogdet and gesv with one
 // right-hand side, from these n (by LuOutput: factor, solve, inverse (not offered), slogdet) up to
-// kLuTileMaxN, ahead of the small and warp classes. Measured (H100, check timings): the warp class
+// kLuTileMaxN*, ahead of the small, warp and left classes. Measured (H100, check timings): the warp class
 // is 1.8-3.4x slower at n = 40..64 for every offered output. At n <= 32 the tile class costs about
 // the same per matrix for every n of a tile-column count, so it wins only near multiples of 8: the
 // small class stays faster for f32 (n = 32 getrf 317 vs 307 us, slogdet 259 vs 288), for f64 gesv
@@ -245,10 +245,18 @@ constexpr int kLuTileMinNF64[4] = {BATCHLA_LU_TILE_MINN, BATCHLA_LU_TILE_MINN, 1
 constexpr int kLuTileMinNF32[4] = {33, 33, 1 << 30, 33};
 constexpr int kLuTileMinNF64[4] = {31, 33, 1 << 30, 31};
 #endif
+// Up to these n (by LuOutput): getrf and slogdet on three rows a lane from n = 65 (the left class
+// above; bench/NOTES.md "Tile class on three rows a lane"), gesv k = 1 to 64 (its composition
+// getrf + getrs was not timed against the tile class past 64). -D BATCHLA_LU_TILE_MAXN caps every
+// output (A/B builds; 0: off).
 #ifdef BATCHLA_LU_TILE_MAXN
-constexpr int kLuTileMaxN = BATCHLA_LU_TILE_MAXN;
+constexpr int kLuTileMaxNF32[4] = {BATCHLA_LU_TILE_MAXN, BATCHLA_LU_TILE_MAXN < 64 ? BATCHLA_LU_TILE_MAXN : 64, 0,
+                                   BATCHLA_LU_TILE_MAXN};
+constexpr int kLuTileMaxNF64[4] = {BATCHLA_LU_TILE_MAXN, BATCHLA_LU_TILE_MAXN < 64 ? BATCHLA_LU_TILE_MAXN : 64, 0,
+                                   BATCHLA_LU_TILE_MAXN};
 #else
-constexpr int kLuTileMaxN = 64;
+constexpr int kLuTileMaxNF32[4] = {80, 64, 0, 80};
+constexpr int kLuTileMaxNF64[4] = {80, 64, 0, 80};
 #endif
 // Tile kernel blocks (one warp, one matrix each) per SM for its register budget: about what shared
 // memory allows at the largest n of each rows-per-lane instantiation (n <= 32: f32 4.6 KB, f64
@@ -257,7 +265,8 @@ constexpr int kLuTileMaxN = 64;
 template <typename T>
 constexpr int LuTileMinBlocks(int rows_per_lane, bool solve) {
   if (rows_per_lane == 1) return sizeof(T) == 8 ? (solve ? 16 : 20) : (solve ? 24 : 32);
-  return sizeof(T) == 8 ? 6 : 18;  // f32: 113 registers (at 12 ptxas took 140: n = 40 0.48 -> 0.56 ms)
+  if (rows_per_lane == 2) return sizeof(T) == 8 ? 6 : 18;  // f32: 113 registers (at 12 ptxas took 140: n = 40 0.48 -> 0.56 ms)
+  return sizeof(T) == 8 ? 4 : 8;  // n = 65..96: f32 n = 80 26 KB a matrix, f64 n = 72 43 KB
 }
 
 // ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
