@@ -11,7 +11,7 @@ from conftest import DEVICES, DTYPES, SIZES, THRESHOLD, batch_for, eps, norm1, s
 import jax_batchla.linalg as bla
 import jax_batchla.scipy.linalg as bsl
 
-LU_SIZES = SIZES + [48, 57, 300]  # 48, 57: inside the GPU tile class (33..64)
+LU_SIZES = SIZES + [48, 57, 72, 80, 300]  # 48, 57: the GPU tile class on two rows a lane, 72, 80: three
 
 
 def general(rng, shape, n, dtype, cond=100.0):
@@ -156,7 +156,7 @@ def test_ties_pick_the_first_row(device):
     np.testing.assert_array_equal(np.asarray(lu), np.asarray(jax.scipy.linalg.lu_factor(a)[0]))
 
 
-@pytest.mark.parametrize("n", [12, 100])  # 100: the left-looking getrf class, slogdet from it
+@pytest.mark.parametrize("n", [12, 72, 100])  # 72: the tile class on three rows a lane; 100: the left class
 def test_singular_and_nonfinite_do_not_touch_neighbours(device, n):
     rng = np.random.default_rng(3)
     clean = general(rng, (9,), n, np.float32)

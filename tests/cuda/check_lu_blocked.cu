@@ -453,13 +453,14 @@ void CheckAll() {
   std::printf("== %s correctness (LuBlockedMaxN %d, FusedMaxN %d)\n", Name<T>(), LuBlockedMaxN<T>(), LuBlockedFusedMaxN<T>());
   // Sanitize mode (racecheck pays per shared-memory access: ~40 s per matrix of n = 129 in the
   // medium class, so one matrix from 65 on): warp class at 33 and 64 (f32 every output, f64
-  // inverse / gesv k <= 1); getrf on the left class at 65 and 100 (128-thread band) and 233 (256);
+  // inverse / gesv k <= 1); the tile class on three rows a lane at 65 and 72; getrf on the left
+  // class at 100 (128-thread band) and 233 (256);
   // the fused outputs on the medium class at 65 and 100 (the <= 128 register budget). Not reached
   // there: the medium class above 128 (its 1-block-per-SM build), the left class above 256 (its
   // 8-pass band) and the large class (getrf now only where the left class does not fit).
-  const std::vector<int> sizes = SanitizeMode() ? std::vector<int>{17, 33, 64, 65, 100, 233}
-      : std::vector<int>{17, 20, 24, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 48, 63, 64, 65, 96, 100, 127, 128, 129, 160, 161,
-                         200, 232, 233, 256, 300, 384, 511, 512};
+  const std::vector<int> sizes = SanitizeMode() ? std::vector<int>{17, 33, 64, 65, 72, 100, 233}
+      : std::vector<int>{17, 20, 24, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 48, 63, 64, 65, 72, 79, 80, 81, 88, 96, 100,
+                         127, 128, 129, 160, 161, 200, 232, 233, 256, 300, 384, 511, 512};
   for (int n : sizes) {
     const bool fused = n <= LuBlockedFusedMaxN<T>();
     for (int64_t batch : {1, 3, 33}) {
@@ -470,7 +471,7 @@ void CheckAll() {
   }
   // (sanitize: n = 33 only; its gesv k = 3 is the medium class for f64)
   const std::vector<int> bad = SanitizeMode() ? std::vector<int>{33}
-                                              : std::vector<int>{33, 64, 100, 160, 233, 512};
+                                              : std::vector<int>{33, 64, 72, 100, 160, 233, 512};
   for (int n : bad) CheckBad<T>(n, n <= LuBlockedFusedMaxN<T>());
   // invalid sizes / kinds are refused, not launched
   {
