@@ -72,8 +72,8 @@ __host__ __device__ constexpr size_t LuTileSmemBytes(int n) {
 // = 16 / sizeof(T): 16-byte granules, where rows are whole granules and g is aligned; else 1).
 // With u = n / V units a row and u <= 32, a lane copies unit lane % u of rows lane / u + k (32 /
 // u): no index math per unit (the flat-index version spent ~15 % of a matrix's instructions at
-// f64 n = 32 there; the time moved within noise). Rows of more than 32 units (V = 1, n > 32) go one
-// row at a time.
+// f64 n = 32 there; the time moved within noise). Rows of more than 32 units (V = 1 and n > 32, or
+// f64 n > 64) go one row at a time.
 // IN: g -> S by cp.async (the caller commits and waits); else S row rowof[p] -> g row p.
 template <typename T, int V, bool IN>
 __device__ __forceinline__ void LuTileCopyUnits(const T* src, T* dst, const int* rowof, int n, int ld, int lane) {
@@ -92,7 +92,7 @@ __device__ __forceinline__ void LuTileCopyUnits(const T* src, T* dst, const int*
       for (int r = dr; r < n; r += step) unit(r, c);
   } else {
     for (int r = 0; r < n; ++r)
-      for (int c = lane; c < n; c += 32) unit(r, c);
+      for (int c = lane * V; c < n; c += 32 * V) unit(r, c);
   }
 }
 

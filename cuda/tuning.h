@@ -255,7 +255,7 @@ constexpr int kLuTileMaxNF32[4] = {BATCHLA_LU_TILE_MAXN, BATCHLA_LU_TILE_MAXN < 
 constexpr int kLuTileMaxNF64[4] = {BATCHLA_LU_TILE_MAXN, BATCHLA_LU_TILE_MAXN < 64 ? BATCHLA_LU_TILE_MAXN : 64, 0,
                                    BATCHLA_LU_TILE_MAXN};
 #else
-constexpr int kLuTileMaxNF32[4] = {80, 64, 0, 80};
+constexpr int kLuTileMaxNF32[4] = {96, 64, 0, 96};
 constexpr int kLuTileMaxNF64[4] = {80, 64, 0, 80};
 #endif
 // Tile kernel blocks (one warp, one matrix each) per SM for its register budget: about what shared
