@@ -245,10 +245,12 @@ constexpr int kLuTileMinNF64[4] = {BATCHLA_LU_TILE_MINN, BATCHLA_LU_TILE_MINN, 1
 constexpr int kLuTileMinNF32[4] = {33, 33, 1 << 30, 33};
 constexpr int kLuTileMinNF64[4] = {31, 33, 1 << 30, 31};
 #endif
-// Up to these n (by LuOutput): getrf and slogdet on three rows a lane from n = 65 (the left class
-// above; bench/NOTES.md "Tile class on three rows a lane"), gesv k = 1 to 64 (its composition
-// getrf + getrs was not timed against the tile class past 64). -D BATCHLA_LU_TILE_MAXN caps every
-// output (A/B builds; 0: off).
+// Up to these n (by LuOutput): f32 getrf and slogdet on three rows a lane from n = 65, ahead of the
+// left class (getrf n = 72 1368 -> 571 us, 96 1004 -> 706; bench/NOTES.md "Tile class on three
+// rows a lane"); f64 and gesv k = 1 to 64: the f64 three-row kernel ran into a copy-in bug that was
+// fixed after the session's last device call, so it is neither checked nor timed on a device yet,
+// and gesv's composition getrf + getrs was not timed against the tile class past 64.
+// -D BATCHLA_LU_TILE_MAXN caps every output (A/B builds; 0: off).
 #ifdef BATCHLA_LU_TILE_MAXN
 constexpr int kLuTileMaxNF32[4] = {BATCHLA_LU_TILE_MAXN, BATCHLA_LU_TILE_MAXN < 64 ? BATCHLA_LU_TILE_MAXN : 64, 0,
                                    BATCHLA_LU_TILE_MAXN};
@@ -256,7 +258,7 @@ constexpr int kLuTileMaxNF64[4] = {BATCHLA_LU_TILE_MAXN, BATCHLA_LU_TILE_MAXN < 
                                    BATCHLA_LU_TILE_MAXN};
 #else
 constexpr int kLuTileMaxNF32[4] = {96, 64, 0, 96};
-constexpr int kLuTileMaxNF64[4] = {80, 64, 0, 80};
+constexpr int kLuTileMaxNF64[4] = {64, 64, 0, 64};
 #endif
 // Tile kernel blocks (one warp, one matrix each) per SM for its register budget: about what shared
 // memory allows at the largest n of each rows-per-lane instantiation (n <= 32: f32 4.6 KB, f64
@@ -266,7 +268,7 @@ template <typename T>
 constexpr int LuTileMinBlocks(int rows_per_lane, bool solve) {
   if (rows_per_lane == 1) return sizeof(T) == 8 ? (solve ? 16 : 20) : (solve ? 24 : 32);
   if (rows_per_lane == 2) return sizeof(T) == 8 ? 6 : 18;  // f32: 113 registers (at 12 ptxas took 140: n = 40 0.48 -> 0.56 ms)
-  return sizeof(T) == 8 ? 4 : 8;  // n = 65..96: f32 n = 80 26 KB a matrix, f64 n = 72 43 KB
+  return sizeof(T) == 8 ? 4 : 8;  // n = 65..96: f32 n = 96 40 KB a matrix, f64 n = 72 44 KB
 }
 
 // ---- getrs (bench/NOTES.md, "getrs") ----------------------------------------------------------
