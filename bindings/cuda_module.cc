@@ -166,9 +166,11 @@ ffi::Error SlogdetImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> sign,
   auto as = CheckSlogdet(kOp, a, *sign, *logabsdet);
   if (!as) return as.error();
   const int n = static_cast<int>(as->rows);
-  const int64_t elems = a.element_type() == ffi::DataType::F64 ? batchla::SlogdetScratchElems<double>(n)
-                                                                 : batchla::SlogdetScratchElems<float>(n);
-  if (auto e = VectorOperand(kOp, *scratch, "scratch", a, elems, /*float_like=*/true); e.failure()) return e;
+  auto scratch_ok = DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    return VectorOperand(kOp, *scratch, "scratch", a, batchla::SlogdetScratchElems<T>(n), /*float_like=*/true);
+  });
+  if (scratch_ok.failure()) return scratch_ok;
   return Run(kOp, stream, a.element_type(), [&](auto zero) {
     using T = decltype(zero);
     return batchla::LaunchSlogdet<T>(stream, DataAs<T>(a), DataAs<T>(sign), DataAs<T>(logabsdet),
