@@ -1,5 +1,5 @@
-// Interleaved-layout Cholesky (potrf) and posv, ONE WARP PER MATRIX from shared memory
-// (Kind::kBlock; issue 6, n ~ 25..64).
+// Interleaved-layout Cholesky (potrf), its solves (posv, potrs) and solve_triangular (trsm), ONE
+// WARP PER MATRIX from shared memory (Kind::kBlock; issue 6, n ~ 25..64).
 //
 // The one-thread and lane-group kinds keep a matrix in the registers of 1..32 lanes; past
 // n ~ 32 (f64 ~ 24) they spill or issue a shuffle per update, and run at 0.1-0.4 of the
@@ -12,7 +12,8 @@
 // FMAs per lane row), the 8-wide panel right-looking with shuffles. posv folds its first
 // right-hand side into the factor as a ninth panel column (the forward solve costs one FMA per
 // update instead of a serial sweep) and solves backward tile by tile, reducing 8 dot products
-// across the warp with one butterfly.
+// across the warp with one butterfly. potrs and trsm stage the given triangle the same way, turn
+// its diagonal into reciprocals and run the same sweeps (a serial forward sweep column by column).
 //
 // Storage of one matrix in shared memory ("tile columns", COLUMN-MAJOR LOWER): tile column t
 // (columns 8t .. 8t+7) holds rows 8t .. NP-1, column by column: element (i, j), i >= 8 (j / 8),
@@ -20,7 +21,7 @@
 // read conflict-free) and every aligned group of 8 rows of a column is 32 B aligned (one
 // broadcast vector load). Rows above the diagonal inside a diagonal tile are stored but never
 // read as results. After the factor the diagonal holds 1 / L(k, k) for posv (which never
-// outputs L; the solves multiply by it) and L(k, k) for potrf.
+// outputs L; the solves multiply by it) and L(k, k) for potrf; potrs / trsm invert theirs.
 //
 // Compiled for a padded size NP (a multiple of 8) and run for NP - 8 < n <= NP: rows and
 // columns n .. NP-1 are zero-filled and their pivots taken as 1, i.e. the identity, which the
@@ -46,13 +47,14 @@ constexpr bool BlockDmma(int form) { return form >= kBlockDmmaUncapped; }
 
 template <typename T, Op OP, int NP, int FORM = kBlockUncapped>
 struct BlockBody {
-  static_assert(OP == Op::kPotrf || OP == Op::kPosv, "the block kind factors (potrf) or solves (posv)");
   static_assert(NP % 8 == 0 && NP >= 8 && NP <= 64, "padded to whole tile columns, at most two rows per lane");
   static constexpr int kMats = BlockWarps(int(sizeof(T)));  // matrices per wave = warps per block
   static constexpr int kFixedWarps = kMats;
   static constexpr int kThreadsPerMatrix = 32;
   static constexpr bool kStaged = true;  // runs its own loop over waves (il::StagedKernel)
   static constexpr bool kPosv = OP == Op::kPosv;
+  static constexpr bool kFactors = OP == Op::kPotrf || OP == Op::kPosv;  // else the factor is given
+  static constexpr bool kSolves = OP != Op::kPotrf;                       // writes x, not L
 
   static constexpr int kTiles = NP / 8;
   static constexpr int Len(int t) { return NP - 8 * t; }                    // rows of tile column t
@@ -73,7 +75,7 @@ struct BlockBody {
   static constexpr int kCapRegs = 65536 / (kBlocksPerSM * kMats * 32) / 8 * 8;
   static constexpr int kMaxRegs = !BlockCapped(FORM) ? 255 : kCapRegs < 64 ? 64 : kCapRegs < 255 ? kCapRegs : 255;
   static constexpr bool kDmma = BlockDmma(FORM);
-  static_assert(!kDmma || std::is_same_v<T, double>, "the tensor-core update is double only (exact FMA)");
+  static_assert(!kDmma || (std::is_same_v<T, double> && kFactors), "the tensor-core update is double only (exact FMA)");
 
   static size_t SharedBytes(int, int) { return kSharedBytes; }
 
@@ -132,7 +134,7 @@ struct BlockBody {
     const T* a = g.a + s.chunk * int64_t(n) * n * g.c + s.lane;
     const TriangleStrides st(g.mode, n, g.c);
     T* mine = sm + s.m * kMatStride;
-    if constexpr (!kPosv) {
+    if constexpr (OP == Op::kPotrf) {
       if (g.mode == kSymmetrize) return CopySymmetrizedIn(g, s, a, mine);
     }
     const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(mine + s.sub));
@@ -423,6 +425,28 @@ struct BlockBody {
     __syncwarp();
   }
 
+  // potrs / trsm: the given factor's diagonal as the solves read it, 1 / L(k, k) (1 for a unit
+  // diagonal, which is not read, and for the padding). A zero pivot gives inf, as jnp's solve.
+  static __device__ __forceinline__ void InvertGivenDiagonal(T* L, int lane, int n, bool unit) {
+#pragma unroll
+    for (int k = lane; k < NP; k += 32) {
+      T* d = L + ColBase(k / 8) + (k % 8) * Len(k / 8) + k % 8;
+      *d = k >= n || unit ? T(1) : T(1) / *d;
+    }
+    __syncwarp();
+  }
+
+  // The solves of one right-hand side (the matrix's vector): posv's first one was folded into
+  // the factor (only the backward solve is left); trsm solves forward when op(A) is lower (A
+  // lower and not transposed, or upper and transposed), else backward with the triangle read
+  // as lower.
+  static __device__ __forceinline__ void Solve(const Args<T>& g, const T* L, T* v, int lane, bool folded) {
+    const bool forward = OP != Op::kTrsm || ((g.mode == kReadLower) != g.trans);
+    const bool backward = OP != Op::kTrsm || !forward;
+    if (forward && !folded) ForwardSweep(L, v, lane);
+    if (backward) BackwardT(L, v, lane);
+  }
+
   // The loop over waves (il::StagedKernel; block-uniform trip count, every thread reaches the
   // barriers).
   static __device__ void RunStaged(const Args<T>& g) {
@@ -436,15 +460,17 @@ struct BlockBody {
     for (int64_t wave = blockIdx.x; wave < waves; wave += gridDim.x) {
       const Slot s = SlotOf(g, wave);
       CopyMatrixIn(g, s, sm);
-      if constexpr (kPosv) CopyRhsIn(g, s, 0, sm);
+      if constexpr (kSolves) CopyRhsIn(g, s, 0, sm);
       __pipeline_commit();
       __pipeline_wait_prior(0);
       __syncthreads();
-      const int status = Factor<kPosv>(L, v, lane, g.n);
+      int status = 0;
+      if constexpr (kFactors) status = Factor<kPosv>(L, v, lane, g.n);
+      else InvertGivenDiagonal(L, lane, g.n, OP == Op::kTrsm && g.unit);
       if (lane == 0) info[warp] = status;
-      if constexpr (kPosv) BackwardT(L, v, lane);
+      if constexpr (kSolves) Solve(g, L, v, lane, kPosv);
       __syncthreads();
-      if constexpr (kPosv) {
+      if constexpr (kSolves) {
         CopyXOut(g, s, 0, sm, info);
         for (int col = 1; col < g.k; ++col) {
           __syncthreads();
@@ -452,15 +478,15 @@ struct BlockBody {
           __pipeline_commit();
           __pipeline_wait_prior(0);
           __syncthreads();
-          ForwardSweep(L, v, lane);
-          BackwardT(L, v, lane);
+          Solve(g, L, v, lane, false);
           __syncthreads();
           CopyXOut(g, s, col, sm, info);
         }
       } else {
         CopyFactorOut(g, s, sm, info);
       }
-      if (s.live && s.sub == 0) g.info[s.mat] = info[s.m];
+      if constexpr (kFactors)
+        if (s.live && s.sub == 0) g.info[s.mat] = info[s.m];
       __syncthreads();  // the wave's shared memory is free
     }
   }

@@ -124,11 +124,11 @@ constexpr bool BlockUsed(Op op, int pad, int alt) {
 template <typename T, Op OP, int I = 0>
 cudaError_t LaunchBlock(cudaStream_t stream, const Args<T>& g, const Variant& v) {
   constexpr int kPads = kTunedMaxN / 8;
-  if constexpr (!BlockOp(OP) || I == kPads * kBlockForms) {
+  if constexpr (I == kPads * kBlockForms) {
     return cudaErrorInvalidValue;  // a table entry names a variant that does not exist
   } else {
     constexpr int kPad = 8 * (I / kBlockForms + 1), kAlt = I % kBlockForms;
-    if constexpr (BlockUsed<T>(OP, kPad, kAlt)) {
+    if constexpr (BlockFormBuilt(OP, kAlt, int(sizeof(T))) && BlockUsed<T>(OP, kPad, kAlt)) {
       if (v.pad == kPad && v.alt == kAlt) return Launch<T, BlockBody<T, OP, kPad, kAlt>>(stream, g, 0);
     }
     return LaunchBlock<T, OP, I + 1>(stream, g, v);

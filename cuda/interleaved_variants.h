@@ -21,9 +21,10 @@ constexpr int kNumOps = 4;
 //        shuffles within the group), compiled for the padded size pad = G Q and run for
 //        pad - G < n <= pad (interleaved_group.cuh). Order kRight: posv folds its first
 //        right-hand side into the factor; kLeft: it solves after the factor (fewer registers).
-// kBlock: one warp per matrix, a block's matrices staged in shared memory (potrf and posv only;
+// kBlock: one warp per matrix, a block's matrices staged in shared memory (every op;
 //        interleaved_block.cuh), compiled for the padded size pad (a multiple of 8) and run for
-//        pad - 8 < n <= pad; alt (BlockForm): registers capped or not, the update on DMMA (double).
+//        pad - 8 < n <= pad; alt (BlockForm): registers capped or not, the update on DMMA (double,
+//        the factoring ops).
 enum class Kind : int { kFull = 0, kTile = 1, kShared = 2, kGroup = 3, kBlock = 4 };
 
 // The factorization's loop order (the solves have one order each):
@@ -77,7 +78,10 @@ constexpr int kBlockForms = 4;  // BlockForm: capped or not, DMMA update (double
 constexpr int BlockPad(int n) { return (n + 7) / 8 * 8; }
 // Warps per block (= matrices per wave): one 32 B sector per element of the wave.
 constexpr int BlockWarps(int word_bytes) { return 32 / word_bytes; }
-constexpr bool BlockOp(Op op) { return op == Op::kPotrf || op == Op::kPosv; }
+// Whether form `alt` exists for op: the DMMA forms (2, 3) update a factor, in double only.
+constexpr bool BlockFormBuilt(Op op, int alt, int word_bytes) {
+  return alt < 2 || (word_bytes == 8 && (op == Op::kPotrf || op == Op::kPosv));
+}
 
 }  // namespace il
 }  // namespace batchla

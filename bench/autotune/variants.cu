@@ -2,7 +2,7 @@
 // autotuner. Compiled once per pair and part (the unrolled padded kernels are slow to compile,
 // so they are spread over parts that build in parallel): -DIL_DTYPE=float|double -DIL_OP=0..3
 // (il::Op) -DIL_PART=0 (register, tile, runtime-n shared), 1 (pads <= 28), 2 (pads >= 32),
-// 3 (lane groups), 4 (warp per matrix from shared memory: potrf and posv).
+// 3 (lane groups), 4 (warp per matrix from shared memory).
 #include "bench/autotune/registry.h"
 #include "cuda/interleaved.cuh"
 #include "cuda/interleaved_block.cuh"
@@ -115,18 +115,18 @@ void AddGroups() {
 }
 
 // Warp per matrix: every padded size from kBlockMinPad, every form (BlockForm; the DMMA forms
-// for double only).
+// for the factoring ops in double only).
 template <int kPad, int kForm = 0>
 void AddBlockForms() {
   if constexpr (kForm < kBlockForms) {
-    if constexpr (sizeof(T) == 8 || !BlockDmma(kForm))
+    if constexpr (BlockFormBuilt(kOp, kForm, int(sizeof(T))))
       Add<BlockBody<T, kOp, kPad, kForm>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kForm);
     AddBlockForms<kPad, kForm + 1>();
   }
 }
 template <int kPad = kBlockMinPad>
 void AddBlocks() {
-  if constexpr (BlockOp(kOp) && kPad <= kTunedMaxN) {
+  if constexpr (kPad <= kTunedMaxN) {
     AddBlockForms<kPad>();
     AddBlocks<kPad + 8>();
   }
