@@ -94,7 +94,9 @@ cudaError_t LuBlocked(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) 
     LuArgs<T> f;
     f.a = args.a, f.batch = args.batch, f.n = n, f.lu = args.inv, f.info = args.info;
     f.pivots = args.scratch, f.perm = args.scratch + args.batch * n;
-    const cudaError_t e = LuLeftLaunch<T>(stream, f);
+    // the getrf class a factor call at n takes: the tile class where it is faster, else the left class
+    const cudaError_t e = LuTileTakes<T>(LuOutput::kFactor, n, 0) ? LuTileRun<T>(stream, f, LuOutput::kFactor)
+                                                                   : LuLeftLaunch<T>(stream, f);
     return e != cudaSuccess ? e : LuGetriLaunch<T>(stream, args.inv, f.perm, args.batch, n);
   }
   // n <= 64: matrix in the registers of one (f32) or two (f64) warps, no block barriers; n = 65..128:

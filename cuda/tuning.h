@@ -206,17 +206,19 @@ constexpr int kLuWarpWideLuMinNF64 = 129;
 #endif
 constexpr PerDtype kLuLeftMinN = Overridden(BATCHLA_LU_LEFT_MINN, {65, 65});
 constexpr int kLuLeftMaxN = 512;
-// inverse as getrf (left class) + getri (cuda/lu_blocked_getri.cuh: U^-1 and L^-1 in shared memory,
-// then their product; bench/NOTES.md "getri") from kLuGetriMinN to kLuGetriMaxN, ahead of the fused
-// Gauss-Jordan kernels (LuGetriLaunch takes 64 < n <= 128). Measured (H100, check timings, inverse
-// us, fused -> getri): f64 every n from 65 (65 5346 -> 2526, 96 3591 -> 1458, 128 2760 -> 1677);
-// f32 (FMA form, no exact f32 tensor-core MMA) only n = 73..96 (80 2539 -> 2345, 96 2193 -> 1847;
-// 72 a tie, 65 3067 -> 3432, 104 2066 -> 2754, 128 1782 -> 1989).
+// inverse as getrf (the tile class where it takes the factor, else the left class) + getri
+// (cuda/lu_blocked_getri.cuh: U^-1 and L^-1 in shared memory, then their product; bench/NOTES.md
+// "getri") from kLuGetriMinN to kLuGetriMaxN, ahead of the fused Gauss-Jordan kernels
+// (LuGetriLaunch takes 64 < n <= 128). Measured with the left class's getrf (H100, check timings,
+// inverse us, fused -> getri): f64 every n from 65 (65 5346 -> 2526, 96 3591 -> 1458, 128 2760 ->
+// 1677); f32 (FMA form, no exact f32 tensor-core MMA) n = 73..96 (80 2539 -> 2345, 96 2193 -> 1847;
+// 72 a tie, 65 3067 -> 3432, 104 2066 -> 2754, 128 1782 -> 1989). The tile class's getrf saves
+// 0.4-0.8 ms of that at n = 65..96 (f32 72: 1368 -> 571 us), so f32 takes getri from 65 too.
 // BATCHLA_LU_GETRI_MINN overrides both minimums (benchmark variants; > 128: off).
 #ifndef BATCHLA_LU_GETRI_MINN
 #define BATCHLA_LU_GETRI_MINN -1
 #endif
-constexpr PerDtype kLuGetriMinN = Overridden(BATCHLA_LU_GETRI_MINN, {73, 65});
+constexpr PerDtype kLuGetriMinN = Overridden(BATCHLA_LU_GETRI_MINN, {65, 65});
 constexpr PerDtype kLuGetriMaxN{96, 128};
 // Where the left class factors, getrf + getrs (solve, inverse with n columns) from these n
 // instead of the fused on-chip kernels (the Python lowerings ask LuFusedWins): f32 n = 128 getrf
