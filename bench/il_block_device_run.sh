@@ -30,7 +30,7 @@ case ${STEP:-tune} in
   tune)
     step tune
     timeout "${TUNE_TIMEOUT:-420}" python3 -m bench.autotune_interleaved --kinds "${KINDS:-group,block}" \
-      --ops "${OPS:-posv}" --nmin "${NMIN:-21}" --merge "${MERGE:-bench/results/nvidia-h100-session-2026-11-26e-interleaved-tune-dmma.json}" \
+      --ops "${OPS:-posv}" --nmin "${NMIN:-21}" --merge "${MERGE:-bench/results/nvidia-h100-session-2026-11-27f-interleaved-tune-block-solves.json}" \
       --out "$OUT/$gpu-interleaved-tune.json" > "$OUT/tune.log" 2>&1
     echo "tune rc=$?"; grep -v '^  ' "$OUT/tune.log" | tail -8
     grep -E "(posv|potrf) +n=" "$OUT/tune.log" | tail -100
