@@ -54,6 +54,19 @@ std::vector<double> PoisonTriangle(std::vector<double> a, int64_t batch, int n, 
   return a;
 }
 
+// a + E with E antisymmetric (E(i, j) = -E(j, i), zero diagonal): its symmetric part is a, so a
+// symmetrizing factorization must give a's factor, and one that reads a wrong mirror does not.
+std::vector<double> AddSkew(std::vector<double> a, int64_t batch, int n) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < i; ++j) {
+        const double e = 0.25 * ((i * 7 + j * 3 + int(b % 5)) % 5 - 2);
+        a[(b * n + i) * n + j] += e;
+        a[(b * n + j) * n + i] -= e;
+      }
+  return a;
+}
+
 template <typename T>
 void Worst(const char* what, int n, int64_t c, double r, double& worst) {
   if (!(r <= 30.0)) FAIL("%s %s n=%d c=%lld residual %.3g", Name<T>(), what, n, (long long)c, r);
@@ -70,9 +83,10 @@ double CheckOne(int n, int64_t c, int64_t chunks, int k) {
   const std::vector<T> b_il = ToInterleaved<T>(b, batch, n, k, c);
   const int64_t nn = int64_t(n) * n, nk = int64_t(n) * k;
 
-  // potrf, plain and symmetrized (the upper triangle is NaN for the plain one).
+  // potrf, plain and symmetrized (the upper triangle is NaN for the plain one; an antisymmetric
+  // part added for the symmetrized one).
   for (bool sym : {false, true}) {
-    Dev<T> da(ToInterleaved<T>(sym ? a : PoisonTriangle(a, batch, n, true), batch, n, n, c));
+    Dev<T> da(ToInterleaved<T>(sym ? AddSkew(a, batch, n) : PoisonTriangle(a, batch, n, true), batch, n, n, c));
     Dev<T> dl(static_cast<size_t>(batch * nn));
     Dev<int32_t> dinfo(static_cast<size_t>(batch));
     CK(batchla::LaunchIlPotrf<T>(0, da.p, dl.p, dinfo.p, chunks, c, n, sym));
