@@ -376,67 +376,114 @@ struct BlockBody {
     return s + detail::ShflXor(s, 1);
   }
 
-  // x := L⁻ᵀ x (posv: 1 / L(k, k) on the diagonal), tile by tile from the last: the rows below the
-  // tile are done; their dot products with the tile's 8 columns are reduced across the warp,
-  // then lanes 0..7 solve the 8 x 8 diagonal tile by shuffles.
+  // The two triangular sweeps keep the vector in registers, row i = lane + 32 r at v[r], and go
+  // tile by tile: the 8 values of a tile reach every lane by shuffles, every lane solves the 8 x 8
+  // diagonal tile itself (reading its columns as broadcast vector loads; on the chain one FMA and
+  // one multiply a row), and the owners keep their rows' solution. The first form sent every row
+  // (forward) or every tile row (backward) through a shuffle and a serial lane-to-lane chain.
+
+  // v[slot] of the lane, slot warp-uniform (a select, not an indexed register array).
+  template <int R>
+  static __device__ __forceinline__ T SlotValue(const T (&v)[R], int slot) {
+    T x = v[0];
+#pragma unroll
+    for (int r = 1; r < R; ++r) x = r == slot ? v[r] : x;
+    return x;
+  }
+  // Tile J's rows (lanes 8J % 32 .. +7 of slot 8J / 32) take t[0..7], their own row's value.
+  template <int R>
+  static __device__ __forceinline__ void KeepTileRows(T (&v)[R], const T (&t)[8], int lane, int J) {
+    if ((lane >> 3) != (J & 3)) return;
+    T mine = t[0];
+#pragma unroll
+    for (int c = 1; c < 8; ++c) mine = (lane & 7) == c ? t[c] : mine;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (r == J / 4) v[r] = mine;
+  }
+  // t[c] := the values of tile J's rows held by the owners, at every lane.
+  template <int R>
+  static __device__ __forceinline__ void GatherTileRows(const T (&v)[R], T (&t)[8], int J) {
+    const T mine = SlotValue(v, J / 4);
+#pragma unroll
+    for (int c = 0; c < 8; ++c) t[c] = Shfl(mine, 8 * (J & 3) + c);
+  }
+
+  // x := L⁻ᵀ x (1 / L(k, k) on the diagonal), tile by tile from the last: the dot products of the
+  // rows below a tile with its 8 columns are reduced across the warp (Reduce8), then every lane
+  // solves the diagonal tile, x_c = (t_c - sum_{k > c} L(k, c) x_k) / L(c, c) from c = 7.
   static __device__ __forceinline__ void BackwardT(const T* L, T* x, int lane) {
+    constexpr int R = (NP + 31) / 32;
+    T v[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) v[r] = lane + 32 * r < NP ? x[lane + 32 * r] : T(0);
 #pragma unroll 1
     for (int J = kTiles - 1; J >= 0; --J) {
       const int len = Len(J);
-      const T* col = L + ColBase(J);
+      const T* col = L + ColBase(J);  // (8J + q, 8J + c) at col[c len + q]
       T part[8];
 #pragma unroll
       for (int c = 0; c < 8; ++c) part[c] = T(0);
 #pragma unroll
-      for (int r0 = 8; r0 < NP; r0 += 32) {  // the rows below the tile: 8 + lane (+ 32)
-        const int rel = r0 + lane;
-        const bool real = rel < len;
-        const int at = real ? rel : len - 1;
-        const T xv = real ? x[8 * J + at] : T(0);
+      for (int r = 0; r < R; ++r) {
+        const int rel = lane + 32 * r - 8 * J;  // the lane's row, relative to the tile
+        if (rel >= 8 && rel < len)
 #pragma unroll
-        for (int c = 0; c < 8; ++c) part[c] += col[c * len + at] * xv;
+          for (int c = 0; c < 8; ++c) part[c] += col[c * len + rel] * v[r];
       }
-      const int c0 = lane & 7;
-      T t = x[8 * J + c0] - Shfl(Reduce8(part, lane), 4 * c0);
-      T diag[8];  // column c0 of the diagonal tile: L(8J + q, 8J + c0) at q
-      detail::Load8(col + c0 * len, diag);
-      T mine = T(0);
+      const T dots = Reduce8(part, lane);
+      T t[8];
+      GatherTileRows(v, t, J);
+#pragma unroll
+      for (int c = 0; c < 8; ++c) t[c] -= Shfl(dots, 4 * c);
 #pragma unroll
       for (int c = 7; c >= 0; --c) {
-        const T xc = Shfl(t * diag[c], c);  // lane c: (y - dots) / L(c, c)
-        if (c0 == c) mine = xc;
-        t -= diag[c] * xc;
+        T lc[8];
+        detail::Load8(col + c * len, lc);
+        T s = t[c];
+#pragma unroll
+        for (int k = 7; k > c; --k) s -= lc[k] * t[k];  // the newest x (k = c + 1) last
+        t[c] = s * lc[c];
       }
-      __syncwarp();  // every lane has read x(8J + c0) before lanes 0..7 overwrite it
-      if (lane < 8) x[8 * J + lane] = mine;
-      __syncwarp();
+      KeepTileRows(v, t, lane, J);
     }
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (lane + 32 * r < NP) x[lane + 32 * r] = v[r];
+    __syncwarp();
   }
 
-  // y := L⁻¹ y, column by column (posv's right-hand sides after the first, which the factor
-  // folds in).
+  // y := L⁻¹ y (1 / L(k, k) on the diagonal), tile by tile: every lane solves the diagonal tile
+  // (y_c = t_c / L(c, c), then t_q -= L(q, c) y_c for q > c), then updates its rows below it.
+  // potrs, trsm, and posv's right-hand sides after the first (which the factor folds in).
   static __device__ __forceinline__ void ForwardSweep(const T* L, T* y, int lane) {
     constexpr int R = (NP + 31) / 32;
     T v[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) v[r] = lane + 32 * r < NP ? y[lane + 32 * r] : T(0);
-#pragma unroll
-    for (int kr = 0; kr < R; ++kr) {  // the owner's slot of row k
 #pragma unroll 1
-      for (int k = 32 * kr; k < NP && k < 32 * kr + 32; ++k) {
-        const int tk = k / 8;
-        const T* colk = L + ColBase(tk) + (k % 8) * Len(tk) - 8 * tk;  // (i, k) at colk[i], i >= 8 tk
-        const T yk = Shfl(v[kr], k % 32) * colk[k];
+    for (int J = 0; J < kTiles; ++J) {
+      const int len = Len(J);
+      const T* col = L + ColBase(J);
+      T t[8];
+      GatherTileRows(v, t, J);
 #pragma unroll
-        for (int r = kr; r < R; ++r) {
-          const int i = lane + 32 * r;
-          const bool below = i > k && i < NP;
-          const T l = colk[below ? i : k];
-          v[r] = below ? v[r] - l * yk : i == k ? yk : v[r];
-        }
+      for (int c = 0; c < 8; ++c) {
+        T lc[8];
+        detail::Load8(col + c * len, lc);
+        t[c] *= lc[c];
+#pragma unroll
+        for (int q = c + 1; q < 8; ++q) t[q] -= lc[q] * t[c];
       }
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const int rel = lane + 32 * r - 8 * J;
+        if (rel >= 8 && rel < len)
+#pragma unroll
+          for (int c = 0; c < 8; ++c) v[r] -= col[c * len + rel] * t[c];
+      }
+      KeepTileRows(v, t, lane, J);
     }
-    __syncwarp();
 #pragma unroll
     for (int r = 0; r < R; ++r)
       if (lane + 32 * r < NP) y[lane + 32 * r] = v[r];
