@@ -376,11 +376,11 @@ struct BlockBody {
     return s + detail::ShflXor(s, 1);
   }
 
-  // The two triangular sweeps keep the vector in registers, row i = lane + 32 r at v[r], and go
-  // tile by tile: the 8 values of a tile reach every lane by shuffles, every lane solves the 8 x 8
-  // diagonal tile itself (reading its columns as broadcast vector loads; on the chain one FMA and
-  // one multiply a row), and the owners keep their rows' solution. The first form sent every row
-  // (forward) or every tile row (backward) through a shuffle and a serial lane-to-lane chain.
+  // The forward sweep (and the backward one for double) keep the vector in registers, row i =
+  // lane + 32 r at v[r], and go tile by tile: the 8 values of a tile reach every lane by shuffles,
+  // every lane solves the 8 x 8 diagonal tile itself (reading its columns as broadcast vector
+  // loads; on the chain one FMA and one multiply a row), and the owners keep their rows' solution.
+  // The first forward sweep sent every row through a shuffle and a serial lane-to-lane chain.
 
   // v[slot] of the lane, slot warp-uniform (a select, not an indexed register array).
   template <int R>
@@ -410,9 +410,54 @@ struct BlockBody {
   }
 
   // x := L⁻ᵀ x (1 / L(k, k) on the diagonal), tile by tile from the last: the dot products of the
-  // rows below a tile with its 8 columns are reduced across the warp (Reduce8), then every lane
-  // solves the diagonal tile, x_c = (t_c - sum_{k > c} L(k, c) x_k) / L(c, c) from c = 7.
+  // rows below a tile with its 8 columns are reduced across the warp (Reduce8), then the 8 x 8
+  // diagonal tile is solved, x_c = (t_c - sum_{k > c} L(k, c) x_k) / L(c, c) from c = 7: for
+  // double by every lane (BackwardInLanes), for float lane to lane (BackwardByShuffles). Measured
+  // (tuner, H100; bench/NOTES.md "Block kind sweeps in registers"): every lane solving it is 3-10 %
+  // faster for f64 posv / potrs, latency-bound, and 2-6 % slower for f32 posv, issue-bound.
   static __device__ __forceinline__ void BackwardT(const T* L, T* x, int lane) {
+    if constexpr (sizeof(T) == 8) BackwardInLanes(L, x, lane);
+    else BackwardByShuffles(L, x, lane);
+  }
+  // BackwardT for float: the vector in shared memory, the rows below a tile reduced as below,
+  // then lanes 0..7 solve the diagonal tile by passing each x_c lane to lane (8 shuffles): fewer
+  // instructions than every lane solving it, which the issue-bound f32 posv kernel prefers.
+  static __device__ __forceinline__ void BackwardByShuffles(const T* L, T* x, int lane) {
+#pragma unroll 1
+    for (int J = kTiles - 1; J >= 0; --J) {
+      const int len = Len(J);
+      const T* col = L + ColBase(J);
+      T part[8];
+#pragma unroll
+      for (int c = 0; c < 8; ++c) part[c] = T(0);
+#pragma unroll
+      for (int r0 = 8; r0 < NP; r0 += 32) {  // the rows below the tile: 8 + lane (+ 32)
+        const int rel = r0 + lane;
+        const bool real = rel < len;
+        const int at = real ? rel : len - 1;
+        const T xv = real ? x[8 * J + at] : T(0);
+#pragma unroll
+        for (int c = 0; c < 8; ++c) part[c] += col[c * len + at] * xv;
+      }
+      const int c0 = lane & 7;
+      T t = x[8 * J + c0] - Shfl(Reduce8(part, lane), 4 * c0);
+      T diag[8];  // column c0 of the diagonal tile: L(8J + q, 8J + c0) at q
+      detail::Load8(col + c0 * len, diag);
+      T mine = T(0);
+#pragma unroll
+      for (int c = 7; c >= 0; --c) {
+        const T xc = Shfl(t * diag[c], c);  // lane c: (y - dots) / L(c, c)
+        if (c0 == c) mine = xc;
+        t -= diag[c] * xc;
+      }
+      __syncwarp();  // every lane has read x(8J + c0) before lanes 0..7 overwrite it
+      if (lane < 8) x[8 * J + lane] = mine;
+      __syncwarp();
+    }
+  }
+
+  // BackwardT for double: the vector in registers, every lane solving the diagonal tile.
+  static __device__ __forceinline__ void BackwardInLanes(const T* L, T* x, int lane) {
     constexpr int R = (NP + 31) / 32;
     T v[R];
 #pragma unroll
