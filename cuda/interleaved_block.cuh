@@ -13,7 +13,7 @@
 // right-hand side into the factor as a ninth panel column (the forward solve costs one FMA per
 // update instead of a serial sweep) and solves backward tile by tile, reducing 8 dot products
 // across the warp with one butterfly. potrs and trsm stage the given triangle the same way, turn
-// its diagonal into reciprocals and run the same sweeps (a serial forward sweep column by column).
+// its diagonal into reciprocals and run the same sweeps (the forward one tile by tile in registers).
 //
 // Storage of one matrix in shared memory ("tile columns", COLUMN-MAJOR LOWER): tile column t
 // (columns 8t .. 8t+7) holds rows 8t .. NP-1, column by column: element (i, j), i >= 8 (j / 8),
