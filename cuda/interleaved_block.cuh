@@ -382,6 +382,19 @@ struct BlockBody {
   // loads; on the chain one FMA and one multiply a row), and the owners keep their rows' solution.
   // The first forward sweep sent every row through a shuffle and a serial lane-to-lane chain.
 
+  // The matrix's vector (NP rows) to and from the lane's registers: row lane + 32 r at v[r].
+  static constexpr int kRowSlots = (NP + 31) / 32;
+  static __device__ __forceinline__ void LoadRows(const T* x, T (&v)[kRowSlots], int lane) {
+#pragma unroll
+    for (int r = 0; r < kRowSlots; ++r) v[r] = lane + 32 * r < NP ? x[lane + 32 * r] : T(0);
+  }
+  static __device__ __forceinline__ void StoreRows(T* x, const T (&v)[kRowSlots], int lane) {
+#pragma unroll
+    for (int r = 0; r < kRowSlots; ++r)
+      if (lane + 32 * r < NP) x[lane + 32 * r] = v[r];
+    __syncwarp();
+  }
+
   // v[slot] of the lane, slot warp-uniform (a select, not an indexed register array).
   template <int R>
   static __device__ __forceinline__ T SlotValue(const T (&v)[R], int slot) {
@@ -458,10 +471,9 @@ struct BlockBody {
 
   // BackwardT for double: the vector in registers, every lane solving the diagonal tile.
   static __device__ __forceinline__ void BackwardInLanes(const T* L, T* x, int lane) {
-    constexpr int R = (NP + 31) / 32;
+    constexpr int R = kRowSlots;
     T v[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) v[r] = lane + 32 * r < NP ? x[lane + 32 * r] : T(0);
+    LoadRows(x, v, lane);
 #pragma unroll 1
     for (int J = kTiles - 1; J >= 0; --J) {
       const int len = Len(J);
@@ -492,20 +504,16 @@ struct BlockBody {
       }
       KeepTileRows(v, t, lane, J);
     }
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-      if (lane + 32 * r < NP) x[lane + 32 * r] = v[r];
-    __syncwarp();
+    StoreRows(x, v, lane);
   }
 
   // y := L⁻¹ y (1 / L(k, k) on the diagonal), tile by tile: every lane solves the diagonal tile
   // (y_c = t_c / L(c, c), then t_q -= L(q, c) y_c for q > c), then updates its rows below it.
   // potrs, trsm, and posv's right-hand sides after the first (which the factor folds in).
   static __device__ __forceinline__ void ForwardSweep(const T* L, T* y, int lane) {
-    constexpr int R = (NP + 31) / 32;
+    constexpr int R = kRowSlots;
     T v[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) v[r] = lane + 32 * r < NP ? y[lane + 32 * r] : T(0);
+    LoadRows(y, v, lane);
 #pragma unroll 1
     for (int J = 0; J < kTiles; ++J) {
       const int len = Len(J);
@@ -529,10 +537,7 @@ struct BlockBody {
       }
       KeepTileRows(v, t, lane, J);
     }
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-      if (lane + 32 * r < NP) y[lane + 32 * r] = v[r];
-    __syncwarp();
+    StoreRows(y, v, lane);
   }
 
   // potrs / trsm: the given factor's diagonal as the solves read it, 1 / L(k, k) (1 for a unit
