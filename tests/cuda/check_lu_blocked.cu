@@ -453,13 +453,13 @@ void CheckAll() {
   std::printf("== %s correctness (LuBlockedMaxN %d, FusedMaxN %d)\n", Name<T>(), LuBlockedMaxN<T>(), LuBlockedFusedMaxN<T>());
   // Sanitize mode (racecheck pays per shared-memory access: ~40 s per matrix of n = 129 in the
   // medium class, so one matrix from 65 on): warp class at 33 and 64 (f32 every output, f64
-  // inverse / gesv k <= 1); f32 getrf / slogdet on the tile class's three rows a lane at 65 and 72
-  // (f64 there: the left class's three-pass band); getrf on the left class at 100 (128-thread band)
-  // and 233 (256);
+  // inverse / gesv k <= 1); getrf / slogdet on the tile class's three rows a lane at 65 and 72 (and
+  // the inverse's getri after it); f64 getrf on the left class's three-pass band at 96; getrf on
+  // the left class at 100 (128-thread band) and 233 (256);
   // the fused outputs on the medium class at 65 and 100 (the <= 128 register budget). Not reached
   // there: the medium class above 128 (its 1-block-per-SM build), the left class above 256 (its
   // 8-pass band) and the large class (getrf now only where the left class does not fit).
-  const std::vector<int> sizes = SanitizeMode() ? std::vector<int>{17, 33, 64, 65, 72, 100, 233}
+  const std::vector<int> sizes = SanitizeMode() ? std::vector<int>{17, 33, 64, 65, 72, 96, 100, 233}
       : std::vector<int>{17, 20, 24, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 48, 63, 64, 65, 72, 79, 80, 81, 88, 96, 100,
                          127, 128, 129, 160, 161, 200, 232, 233, 256, 300, 384, 511, 512};
   for (int n : sizes) {
