@@ -291,6 +291,10 @@ struct BlockBody {
       for (int c = 0; c < 8; ++c) acc[r][c] = col[c * len + row[r]];
       if constexpr (FOLD) acc[r][8] = y[8 * J + row[r]];
     }
+    // A lane past the end read row len - 1 above (and y's), which the lane that owns it writes at
+    // the end: order the read before that write (compute-sanitizer racecheck, f64 posv n = 40,
+    // both row-slot counts).
+    __syncwarp();
     // The update, acc -= L(rows, p) L(8J .. 8J+7, p) for p < 8J: per column p one broadcast of
     // its 8 entries in the tile's rows, one load per row slot (kDmma: the fold column only).
 #pragma unroll 1

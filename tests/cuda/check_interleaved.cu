@@ -9,6 +9,7 @@
 // n of each other variant with and without a partial tile), 2 chunks of 32 instead of 3; chunk
 // sizes 1 / 37 / 64 / 128 on n = 3, 17, 33, 64 (a kFull, kShared, padded kShared and kTile variant).
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -204,7 +205,9 @@ void CheckAll(bool quick) {
   std::printf("%s: worst scaled residual per n (c = 32, %lld chunks, k = 2; all ops and flags)\n", Name<T>(),
               (long long)chunks);
   std::set<std::array<int, 8>> seen;
-  for (int n = 1; n <= 72; n += (quick && n > 8 ? 7 : 1)) {
+  const char* nmin_env = std::getenv("BATCHLA_CHECK_NMIN");  // e.g. a sanitizer run of the block kinds only
+  const int nmin = nmin_env ? std::atoi(nmin_env) : 1;
+  for (int n = nmin; n <= 72; n += (quick && n > 8 ? 7 : 1)) {
     if (san && !NewKernelAt<T>(n, seen)) continue;
     const double w = CheckOne<T>(n, 32, chunks, 2);
     std::printf("  n=%2d %.2f%s", n, w, n % 6 == 0 ? "\n" : "");
@@ -223,10 +226,14 @@ void CheckAll(bool quick) {
 
 }  // namespace
 
+// BATCHLA_CHECK_DTYPE=float32 / float64 checks one scalar type only, BATCHLA_CHECK_NMIN=k the first
+// list from n = k on (a sanitizer run of one type or kind: racecheck takes minutes per type); unset:
+// both types, every n.
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  CheckAll<float>(quick);
-  CheckAll<double>(quick);
+  const char* only = std::getenv("BATCHLA_CHECK_DTYPE");
+  if (!only || !std::strcmp(only, "float32")) CheckAll<float>(quick);
+  if (!only || !std::strcmp(only, "float64")) CheckAll<double>(quick);
   CK(cudaDeviceSynchronize());
   std::printf("%s (%d failures)\n", g_fail ? "FAIL" : "PASS", g_fail);
   return g_fail ? 1 : 0;
