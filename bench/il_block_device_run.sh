@@ -8,8 +8,8 @@
 #     cuda/interleaved_tuning.h, copied to $OUT.
 #   STEP=lib: check_interleaved on the committed table (built beside the pip build; CHECK=0
 #     skips it), pip build, the interleaved GPU tests, the interleaved bench for DTYPES.
-#     TABLE=path: that table (e.g. a proposed one from bench/results) replaces
-#     cuda/interleaved_tuning.h first, on the device's copy only. TESTS=0 skips the GPU tests
+#     TABLE_PATCH=path: that patch of cuda/interleaved_tuning.h (e.g. a proposed table from
+#     bench/results) is applied first, on the device's copy only. TESTS=0 skips the GPU tests
 #     (~280 s; build + tests + bench exceed one call's 600 s: run the tests in a second call).
 #   STEP=more (on the warm machine of a lib call: the install is kept): the bench for DTYPES and
 #     the GPU backend comparisons (tests/test_backends.py).
@@ -39,7 +39,7 @@ case ${STEP:-tune} in
     grep -E "(posv|potrf) +n=" "$OUT/tune.log" | tail -100
     cp cuda/interleaved_tuning.h "$OUT/" ;;
   lib)
-    [ -z "${TABLE:-}" ] || { cp "$TABLE" cuda/interleaved_tuning.h && echo "table: $TABLE"; }
+    [ -z "${TABLE_PATCH:-}" ] || { git apply "$TABLE_PATCH" && echo "table patched: $TABLE_PATCH"; } || exit 1
     step build
     if [ "${CHECK:-1}" = 1 ]; then
       (flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I.); b=/tmp/ilcheck; mkdir -p $b
