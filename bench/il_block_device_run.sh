@@ -11,6 +11,8 @@
 #     TABLE_PATCH=path: that patch of cuda/interleaved_tuning.h (e.g. a proposed table from
 #     bench/results) is applied first, on the device's copy only. TESTS=0 skips the GPU tests
 #     (~280 s; build + tests + bench exceed one call's 600 s: run the tests in a second call).
+#     BENCH=0 skips the bench. RACECHECK=1: after check_interleaved (built with -lineinfo), a
+#     racecheck of its float64 block-kind sizes (n >= 33, sanitize mode; ~250 s, in the background).
 #   STEP=more (on the warm machine of a lib call: the install is kept): the bench for DTYPES and
 #     the GPU backend comparisons (tests/test_backends.py).
 set -uo pipefail
@@ -42,11 +44,16 @@ case ${STEP:-tune} in
     [ -z "${TABLE_PATCH:-}" ] || { git apply "$TABLE_PATCH" && echo "table patched: $TABLE_PATCH"; } || exit 1
     step build
     if [ "${CHECK:-1}" = 1 ]; then
-      (flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I.); b=/tmp/ilcheck; mkdir -p $b
+      (flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -lineinfo -I.); b=/tmp/ilcheck; mkdir -p $b
        for d in f32 f64; do nvcc "${flags[@]}" -c cuda/interleaved_$d.cu -o $b/$d.o & done; wait
        nvcc "${flags[@]}" -o $b/check tests/cuda/check_interleaved.cu $b/f32.o $b/f64.o
        timeout "${CHECK_TIMEOUT:-200}" $b/check > "$OUT/check_interleaved.log" 2>&1
-       echo "check_interleaved rc=$?" >> "$OUT/check_interleaved.log") &
+       echo "check_interleaved rc=$?" >> "$OUT/check_interleaved.log"
+       if [ "${RACECHECK:-0}" = 1 ]; then
+         BATCHLA_CHECK_SANITIZE=1 BATCHLA_CHECK_DTYPE=float64 BATCHLA_CHECK_NMIN=33 \
+           timeout "${RACE_TIMEOUT:-330}" compute-sanitizer --tool racecheck $b/check > "$OUT/racecheck_il_f64.log" 2>&1
+         echo "racecheck rc=$? findings=$(tests/cuda/run_sanitizer.sh --count "$OUT/racecheck_il_f64.log")" >> "$OUT/racecheck_il_f64.log"
+       fi) &
     fi
     timeout 240 python3 -m pip install --no-build-isolation --no-deps -v -e . > "$OUT/build.log" 2>&1 \
       || { tail -30 "$OUT/build.log"; exit 1; }
@@ -56,8 +63,9 @@ case ${STEP:-tune} in
         tests/test_interleaved.py > "$OUT/pytest_gpu_il.txt" 2>&1
       echo "rc=$?"; tail -4 "$OUT/pytest_gpu_il.txt"
     fi
-    bench_il
-    wait; [ -f "$OUT/check_interleaved.log" ] && tail -3 "$OUT/check_interleaved.log" ;;
+    [ "${BENCH:-1}" = 0 ] || bench_il
+    wait; [ -f "$OUT/check_interleaved.log" ] && tail -3 "$OUT/check_interleaved.log"
+    [ -f "$OUT/racecheck_il_f64.log" ] && tail -4 "$OUT/racecheck_il_f64.log" ;;
   more)
     bench_il
     step "GPU backend tests"

@@ -112,10 +112,11 @@ __device__ __forceinline__ T QrSmallTailNorm2(const T (&col)[M], const int J) {
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
-// LAPACK dlarfg on a column held in registers: rows < J are R, row J is alpha, rows > J are x,
-// xn2 = ||x||^2 (computed by the previous step's update, off the critical path). On return col(J) = beta (alpha when tau = 0) and col(i > J) = u(i); *tau = LAPACK's tau (kept
-// only by kGeqrf). SCALED: always LAPACK's form (v stored, as geqrf returns it).
-template <typename T, int M, bool SCALED>
+// LAPACK dlarfg on a column held in registers, in LAPACK's form (geqrf: v is written out): rows
+// < J are R, row J is alpha, rows > J are x, xn2 = ||x||^2 (computed by the previous step's
+// update, off the critical path). On return col(J) = beta (alpha when tau = 0), col(i > J) = v(i)
+// and *tau_out = tau.
+template <typename T, int M>
 __device__ __forceinline__ QrSmallRefl<T> QrSmallReflect(T (&col)[M], const int J, const T xn2,
                                                          T* tau_out) {
   using S = QrSmallScalar<T>;
@@ -124,12 +125,6 @@ __device__ __forceinline__ QrSmallRefl<T> QrSmallReflect(T (&col)[M], const int 
   T beta;
   if (xn2 >= S::kLo && s2 <= S::kHi) {  // usual case: no rescaling needed
     beta = -copysign(Scalar<T>::Sqrt(s2), alpha);
-    if constexpr (!SCALED) {
-      // beta^2 and beta (beta - alpha) <= 2 s2 stay finite and normal here.
-      *tau_out = T(0);
-      col[J] = beta;
-      return {T(1) / (beta * (beta - alpha)), alpha - beta};
-    }
   } else {
     // xnorm tiny (or 0), huge, or NaN: ||x|| and hypot(alpha, ||x||) from scaled values.
     T amax = 0;
@@ -152,7 +147,6 @@ __device__ __forceinline__ QrSmallRefl<T> QrSmallReflect(T (&col)[M], const int 
       beta = -copysign(big * Scalar<T>::Sqrt(t), alpha);
     }
   }
-  // LAPACK's form (also the fallback of the unscaled outputs: kappa = 1 / beta^2 could overflow).
   const T tau = (beta - alpha) / beta;
   const T inv = T(1) / (alpha - beta);
   col[J] = beta;
@@ -161,6 +155,75 @@ __device__ __forceinline__ QrSmallRefl<T> QrSmallReflect(T (&col)[M], const int 
     if (i > J) col[i] *= inv;
   *tau_out = tau;
   return {tau, T(1)};
+}
+
+// dlarfg's rare branch for the outputs that never show v: x tiny (or 0), huge, or non-finite.
+// x is read from the reflector slot u (rows J + 1 .. M - 1; the owner stored its column there
+// first), and LAPACK's form is taken (kappa = 1 / beta^2 could overflow): u(i > J) = x / (alpha -
+// beta), written back to the slot, kappa = tau, uj = 1. Out of line with runtime loops: one copy
+// a kernel. Inlined, it was one unrolled copy per step, about a third of the M = 32 kernels' code
+// (161 KB f32, 256 KB f64) spread between the steps' hot paths (bench/NOTES.md, "QR small class:
+// the rare dlarfg branch out of line").
+template <typename T>
+struct QrSmallRescued {
+  T kappa, uj, beta;
+};
+template <typename T>
+__device__ __noinline__ QrSmallRescued<T> QrSmallRescue(T* u, int J, int M, T alpha, T xn2, T s2) {
+  T amax = 0;
+  for (int i = J + 1; i < M; ++i) amax = fmax(amax, fabs(u[i]));
+  if (amax == T(0) && xn2 == xn2) return {T(0), T(1), alpha};  // x == 0: H = I, R(j, j) = alpha
+  T beta;
+  if (amax != amax || xn2 != xn2 || isinf(amax)) {
+    beta = -copysign(Scalar<T>::Sqrt(s2), alpha);  // NaN / Inf propagate into this matrix only
+  } else {
+    const T big = fmax(amax, fabs(alpha));
+    const T r = T(1) / big;
+    T t = (alpha * r) * (alpha * r);
+    for (int i = J + 1; i < M; ++i) t = fma(u[i] * r, u[i] * r, t);
+    beta = -copysign(big * Scalar<T>::Sqrt(t), alpha);
+  }
+  const T inv = T(1) / (alpha - beta);
+  for (int i = J + 1; i < M; ++i) u[i] *= inv;
+  return {(beta - alpha) / beta, T(1), beta};
+}
+
+// dlarfg for the outputs that never show v (kR, kQr, kLstsq), the column already stored in its
+// slot u: u = [alpha - beta; x] unscaled, kappa = tau / (alpha - beta)^2 = 1 / (beta (beta -
+// alpha)): one division and no scaling pass on the critical path. Sets col(J) = beta, and u(J) =
+// beta where KEEP_R (lstsq's back substitution reads R(j, j) from the slot).
+template <typename T, int M, bool KEEP_R>
+__device__ __forceinline__ QrSmallRefl<T> QrSmallReflectUnscaled(T (&col)[M], const int J,
+                                                                 const T xn2, T* u) {
+  using S = QrSmallScalar<T>;
+  const T alpha = col[J];
+  const T s2 = fma(alpha, alpha, xn2);
+  if (xn2 >= S::kLo && s2 <= S::kHi) {  // usual case: beta^2, beta (beta - alpha) <= 2 s2 stay normal
+    const T beta = -copysign(Scalar<T>::Sqrt(s2), alpha);
+    col[J] = beta;
+    if (KEEP_R) u[J] = beta;
+    return {T(1) / (beta * (beta - alpha)), alpha - beta};
+  }
+  const QrSmallRescued<T> r = QrSmallRescue(u, J, M, alpha, xn2, s2);
+  col[J] = r.beta;
+  if (KEEP_R) u[J] = r.beta;
+  return {r.kappa, r.uj};
+}
+
+// Column J to its reflector slot v (16-byte stores): rows >= J, and rows < J (R) where KEEP_R;
+// the other outputs never read them.
+template <typename T, int M, bool KEEP_R>
+__device__ __forceinline__ void QrSmallStoreSlot(const T (&cj)[M], const int J, T* v) {
+  using S = QrSmallScalar<T>;
+#pragma unroll
+  for (int q = 0; q < M / S::kV; ++q) {
+    if (!KEEP_R && (q + 1) * S::kV <= J) continue;  // J is a constant once unrolled
+    typename S::Vec p;
+    T* pe = reinterpret_cast<T*>(&p);
+#pragma unroll
+    for (int e = 0; e < S::kV; ++e) pe[e] = cj[q * S::kV + e];
+    reinterpret_cast<typename S::Vec*>(v)[q] = p;
+  }
 }
 
 // Each of the lane's C columns col[kk] with take[kk] -= kappa u (u^T col), u(J) = uj, u(i > J)
@@ -262,8 +325,9 @@ __device__ __forceinline__ void QrSmallTake(bool (&take)[C], int c, int J, int n
 
 // Factorization of the group's matrix (steps j < n). slot(j) = this matrix's reflector slot
 // (M values, 16-byte aligned); hslots(j) its kappa and uj. mytau[kk]: LAPACK's tau of the lane's
-// column kk (SCALED only). Every lane of the unit calls it (it synchronises the unit).
-template <typename T, int M, int U, int C, int NV, bool SCALED>
+// column kk (SCALED only). KEEP_R: the slots also keep R(0:j, j) (lstsq). Every lane of the unit
+// calls it (it synchronises the unit).
+template <typename T, int M, int U, int C, int NV, bool SCALED, bool KEEP_R>
 __device__ __forceinline__ void QrSmallFactor(T (&col)[C][M], T (&mytau)[C], int c, bool active,
                                               int n, int ncols, T* vslots,
                                               QrSmallRefl<T>* hslots, int unit) {
@@ -274,19 +338,15 @@ __device__ __forceinline__ void QrSmallFactor(T (&col)[C][M], T (&mytau)[C], int
     T* v = vslots + (j % NV) * M;
     if (active && c == j / C) {  // the lane that owns column j, as its column j % C
       T(&cj)[M] = col[j % C];
-      const QrSmallRefl<T> h =
-          QrSmallReflect<T, M, SCALED>(cj, j, j == 0 ? QrSmallTailNorm2(cj, 0) : xn2, &mytau[j % C]);
-      // Rows <= j: R(0:j, j) (lstsq back substitution); rows > j: u_j.
-      using S = QrSmallScalar<T>;
-#pragma unroll
-      for (int q = 0; q < M / S::kV; ++q) {
-        typename S::Vec p;
-        T* pe = reinterpret_cast<T*>(&p);
-#pragma unroll
-        for (int e = 0; e < S::kV; ++e) pe[e] = cj[q * S::kV + e];
-        reinterpret_cast<typename S::Vec*>(v)[q] = p;
+      const T xn2j = j == 0 ? QrSmallTailNorm2(cj, 0) : xn2;
+      // The slot: rows > j u_j (and rows <= j R(0:j, j) where KEEP_R).
+      if constexpr (SCALED) {
+        hslots[j % NV] = QrSmallReflect(cj, j, xn2j, &mytau[j % C]);
+        QrSmallStoreSlot<T, M, KEEP_R>(cj, j, v);
+      } else {
+        QrSmallStoreSlot<T, M, KEEP_R>(cj, j, v);  // rows > j: x, which is u_j in this form
+        hslots[j % NV] = QrSmallReflectUnscaled<T, M, KEEP_R>(cj, j, xn2j, v);
       }
-      hslots[j % NV] = h;
     }
     QrSmallSync<U>(unit);
     if (active && c * C + C - 1 > j && c * C < ncols) {
@@ -371,10 +431,10 @@ __global__ void __launch_bounds__(kQrSmallThreads, M == 64 ? tuning::kQrSmallM64
     T mytau[C] = {};
     constexpr bool kScaled = OUT == QrOutput::kGeqrf;  // only geqrf returns the v's
     if constexpr (kAll)
-      QrSmallFactor<T, M, U, C, kSteps, kScaled>(col, mytau, c, active, n, ncols, vslots, hslots,
-                                                 unit);
+      QrSmallFactor<T, M, U, C, kSteps, kScaled, OUT == QrOutput::kLstsq>(
+          col, mytau, c, active, n, ncols, vslots, hslots, unit);
     else
-      QrSmallFactor<T, M, U, C, 2, kScaled>(col, mytau, c, active, n, ncols, vslots, hslots, unit);
+      QrSmallFactor<T, M, U, C, 2, kScaled, false>(col, mytau, c, active, n, ncols, vslots, hslots, unit);
     if (!active) continue;
 
     if constexpr (OUT == QrOutput::kGeqrf) {

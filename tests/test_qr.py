@@ -166,6 +166,28 @@ def test_rank_deficient_and_zero_columns(device, dtype):
     np.testing.assert_array_equal(np.asarray(q)[2], np.eye(9, 6, dtype=dtype))  # all taus 0
 
 
+# Powers of two whose squares underflow dlarfg's safe range or overflow the dtype: every reflector
+# of such a matrix takes the rescaled branch (cuda/qr_small.cuh, QrSmallRescue; launch.h).
+EXTREME_SCALES = {np.float32: (2.0**-64, 2.0**64), np.float64: (2.0**-500, 2.0**520)}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [5, 24, 32, 48, 100])
+def test_tiny_and_huge_scales(device, n, dtype):
+    rng = np.random.default_rng(n + 7)
+    base = random(rng, (3, n, n), dtype)
+    for scale in EXTREME_SCALES[np.dtype(dtype).type]:
+        a = (base * dtype(scale)).astype(dtype)
+        q, r = jax.jit(bla.qr)(a)
+        check_qr(a, q, r)
+        r_only = jax.jit(lambda x: bla.qr(x, mode="r"))(a)
+        tol = 50 * n * eps(dtype) * float(np.max(np.abs(np.asarray(r))))
+        np.testing.assert_allclose(np.asarray(r_only), np.asarray(r), atol=tol, rtol=0)
+        # the same R as the unscaled matrix, scaled (exact powers of two)
+        r_base = np.asarray(jax.jit(lambda x: bla.qr(x, mode="r"))(base), np.float64) * scale
+        np.testing.assert_allclose(np.asarray(r_only, np.float64), r_base, atol=tol, rtol=0)
+
+
 def test_nonfinite_does_not_touch_neighbours(device):
     rng = np.random.default_rng(4)
     clean = rng.standard_normal((7, 10, 6)).astype(np.float32)

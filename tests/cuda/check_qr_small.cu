@@ -9,7 +9,8 @@
 // geqrf's reflectors and from kQr), R and taus against the host's (same signs; scaled
 // differences <= 30; kR / kQr too, with zeros below the diagonal), lstsq x / rdiag / resid against the host.
 // Outputs are poisoned with NaN first (unwritten elements fail); zero columns must give tau = 0
-// and no NaN; a NaN matrix must leave its neighbours bit-identical to a NaN-free run.
+// and no NaN; tiny- and huge-scaled matrices (dlarfg's rescue branch) pass the same relative
+// checks; a NaN matrix must leave its neighbours bit-identical to a NaN-free run.
 // BATCHLA_CHECK_SANITIZE=1 (sanitize mode, tests/cuda/check_common.h): checks only, every shape
 // below (each padded height M and unit width is its own kernel) with batches <= 40 (the 1M- and
 // 30011-matrix grid-stride cases become 40: a few units per block, same code).
@@ -130,8 +131,24 @@ struct Stats {  // worst scaled errors over a case
 
 static bool Bad(double v) { return !(v <= kTol); }
 
+// Powers of two whose squares leave dlarfg's safe range (cuda/qr_small.cuh, QrSmallScalar kLo /
+// kHi), so every reflector of such a matrix takes the rescue branch: squares below kLo, or past
+// the type's largest finite value.
+template <typename T>
+struct ExtremeScale;
+template <>
+struct ExtremeScale<float> {
+  static constexpr double kTiny = 0x1p-64, kHuge = 0x1p64;
+};
+template <>
+struct ExtremeScale<double> {
+  static constexpr double kTiny = 0x1p-500, kHuge = 0x1p520;
+};
+
 // One shape, one batch: every output kind. zero_col: matrices b % 5 == 3 get column n/2 zeroed;
-// nan_at: that matrix gets a NaN (its neighbours must be bit-identical to a NaN-free run).
+// b % 5 == 1 / 2 are scaled by ExtremeScale's tiny / huge factor (the checks are relative to each
+// matrix's norm); nan_at: that matrix gets a NaN (its neighbours must be bit-identical to a
+// NaN-free run).
 template <typename T>
 static void Case(int m, int n, int64_t batch, int64_t stride_check) {
   batch = SanitizeBatch(batch);
@@ -145,6 +162,8 @@ static void Case(int m, int n, int64_t batch, int64_t stride_check) {
         // Diagonal shift keeps cond(A) small, so R and x are compared forward.
         double v = Rand() + (i == c ? 2.0 * std::sqrt(double(m)) : 0.0);
         if (zero_cols && b % 5 == 3 && c == n / 2) v = 0;
+        if (b % 5 == 1) v *= ExtremeScale<T>::kTiny;
+        if (b % 5 == 2) v *= ExtremeScale<T>::kHuge;
         a[size_t(b) * m * n + size_t(i) * n + c] = T(v);
       }
   auto is_zero_col = [&](int64_t b) { return zero_cols && b % 5 == 3; };
