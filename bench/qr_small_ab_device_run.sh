@@ -3,7 +3,9 @@
 # class"): check_qr_small built from this tree ("new") and from this tree with PATCH reversed
 # ("old": PATCH = `git diff` of the change, carried e.g. in .carry/), both built here with all
 # cores; the full check of both (a failure of new stops the call), --timing-only alternately
-# (ROUNDS rounds), then compute-sanitizer memcheck / racecheck of new in sanitize mode.
+# (ROUNDS rounds, appended to timing_<program>.txt), then compute-sanitizer memcheck / racecheck
+# of new in sanitize mode (sanitize.txt). PIP=1: the library's editable build starts after the
+# timing (a warm machine keeps it for the next call).
 set -uo pipefail
 source "$(dirname "$0")/device_common.sh"
 : "${PATCH:?set PATCH to the diff of the change}"
@@ -28,13 +30,18 @@ done
 for round in $(seq "${ROUNDS:-2}"); do
   for v in qrs_old qrs_new; do
     step "$v timing (round $round)"
-    timeout 120 "/tmp/$v" --timing-only > "$OUT/timing_${v}_$round.txt" 2>&1; echo "rc=$?"
+    echo "## round $round" >> "$OUT/timing_$v.txt"
+    timeout 120 "/tmp/$v" --timing-only >> "$OUT/timing_$v.txt" 2>&1; echo "rc=$?"
   done
 done
+[ "${PIP:-0}" = 1 ] && (JAX_BATCHLA_CUDA_ARCHS=90 timeout 300 python3 -m pip install --no-build-isolation \
+  --no-deps -e . > "$OUT/pip_build.log" 2>&1; echo "pip rc=$?" >> "$OUT/pip_build.log") &
 for tool in memcheck racecheck; do
   step "sanitizer $tool"
+  echo "## $tool" >> "$OUT/sanitize.txt"
   BATCHLA_CHECK_SANITIZE=1 timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool $tool --error-exitcode 9 \
-    /tmp/qrs_new --no-timing > "$OUT/sanitize_$tool.txt" 2>&1
-  echo "rc=$?"; tail -2 "$OUT/sanitize_$tool.txt"
+    /tmp/qrs_new --no-timing >> "$OUT/sanitize.txt" 2>&1
+  echo "rc=$?"; tail -2 "$OUT/sanitize.txt"
 done
+wait; [ -f "$OUT/pip_build.log" ] && tail -1 "$OUT/pip_build.log"
 step done

@@ -160,16 +160,17 @@ __device__ __forceinline__ QrSmallRefl<T> QrSmallReflect(T (&col)[M], const int 
 // dlarfg's rare branch for the outputs that never show v: x tiny (or 0), huge, or non-finite.
 // x is read from the reflector slot u (rows J + 1 .. M - 1; the owner stored its column there
 // first), and LAPACK's form is taken (kappa = 1 / beta^2 could overflow): u(i > J) = x / (alpha -
-// beta), written back to the slot, kappa = tau, uj = 1. Out of line with runtime loops: one copy
-// a kernel. Inlined, it was one unrolled copy per step, about a third of the M = 32 kernels' code
-// (161 KB f32, 256 KB f64) spread between the steps' hot paths (bench/NOTES.md, "QR small class:
-// the rare dlarfg branch out of line").
+// beta), written back to the slot, kappa = tau, uj = 1. Runtime loops over the slot, so that the
+// out-of-line copy (QrSmallRescueCall) is one per kernel: inlined into every unrolled step of the
+// M = 32 kernels, the branch was about a third of their code (161 KB f32, 256 KB f64), spread
+// between the steps' hot paths (bench/NOTES.md, "QR small class: the rare dlarfg branch out of
+// line"). Small M inline it (tuning.h, kQrSmallRescueCallMinM).
 template <typename T>
 struct QrSmallRescued {
   T kappa, uj, beta;
 };
 template <typename T>
-__device__ __noinline__ QrSmallRescued<T> QrSmallRescue(T* u, int J, int M, T alpha, T xn2, T s2) {
+__device__ __forceinline__ QrSmallRescued<T> QrSmallRescue(T* u, int J, int M, T alpha, T xn2, T s2) {
   T amax = 0;
   for (int i = J + 1; i < M; ++i) amax = fmax(amax, fabs(u[i]));
   if (amax == T(0) && xn2 == xn2) return {T(0), T(1), alpha};  // x == 0: H = I, R(j, j) = alpha
@@ -186,6 +187,10 @@ __device__ __noinline__ QrSmallRescued<T> QrSmallRescue(T* u, int J, int M, T al
   const T inv = T(1) / (alpha - beta);
   for (int i = J + 1; i < M; ++i) u[i] *= inv;
   return {(beta - alpha) / beta, T(1), beta};
+}
+template <typename T>
+__device__ __noinline__ QrSmallRescued<T> QrSmallRescueCall(T* u, int J, int M, T alpha, T xn2, T s2) {
+  return QrSmallRescue(u, J, M, alpha, xn2, s2);
 }
 
 // dlarfg for the outputs that never show v (kR, kQr, kLstsq), the column already stored in its
@@ -204,7 +209,9 @@ __device__ __forceinline__ QrSmallRefl<T> QrSmallReflectUnscaled(T (&col)[M], co
     if (KEEP_R) u[J] = beta;
     return {T(1) / (beta * (beta - alpha)), alpha - beta};
   }
-  const QrSmallRescued<T> r = QrSmallRescue(u, J, M, alpha, xn2, s2);
+  const QrSmallRescued<T> r = M >= tuning::kQrSmallRescueCallMinM
+                                  ? QrSmallRescueCall(u, J, M, alpha, xn2, s2)
+                                  : QrSmallRescue(u, J, M, alpha, xn2, s2);
   col[J] = r.beta;
   if (KEEP_R) u[J] = r.beta;
   return {r.kappa, r.uj};

@@ -323,6 +323,18 @@ constexpr int kQrSmallReloadMinM = BATCHLA_QR_SMALL_RELOAD_MIN_M;
 #else
 constexpr int kQrSmallReloadMinM = 64;
 #endif
+// Padded row counts M >= this call dlarfg's rare (rescaling) branch out of line for the outputs
+// that never show v (cuda/qr_small.cuh, QrSmallRescue); below it the branch is inlined. Measured
+// (check_qr_small, 256 MiB kR, H100, 2026-11-27 h): out of line everywhere, M = 32 f32 / f64 0.546
+// / 0.621 -> 0.470 / 0.423 ms (the kernels' code 161 / 256 -> 96 / 115 KB: instruction fetch), M =
+// 16 0.300 / 0.284 -> 0.283 / 0.258, but M = 4 f32 0.208 -> 0.240 ms (the call's ABI: 48 -> 56
+// registers, one block a SM fewer; its code is 21 KB either way). Override:
+// BATCHLA_QR_SMALL_RESCUE_CALL_MIN_M.
+#ifdef BATCHLA_QR_SMALL_RESCUE_CALL_MIN_M
+constexpr int kQrSmallRescueCallMinM = BATCHLA_QR_SMALL_RESCUE_CALL_MIN_M;
+#else
+constexpr int kQrSmallRescueCallMinM = 16;
+#endif
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,
 // bench/NOTES.md "engine panel widths"): medium (m <= 160) NB 4 / 8 / 16: qr_r f32 n = 128 172 /
