@@ -27,6 +27,22 @@ enum class QrOutput : int {
   kLstsq = 3,  // x (n x k), rdiag (n), resid (k) from the factorization of [a | b]
 };
 
+// dlarfg's safe range for the sum of squares of x (the reflector's column below the diagonal,
+// and alpha^2 + ||x||^2): inside it the plain sum loses nothing to underflow or overflow (kLo =
+// the type's smallest normal / eps). Outside it (0 included: all of x may have underflowed) every
+// QR class recomputes ||x|| from x / max|x| (LAPACK dnrm2's scaling) and takes LAPACK's scaled
+// reflector form.
+template <typename T>
+struct DlarfgRange;
+template <>
+struct DlarfgRange<float> {
+  static constexpr float kLo = 9.8607613e-32f, kHi = 1.0e37f;
+};
+template <>
+struct DlarfgRange<double> {
+  static constexpr double kLo = 1.0020841800044864e-292, kHi = 1.0e307;
+};
+
 // One argument pack for every QR factorization launch; unused outputs are null.
 template <typename T>
 struct QrArgs {

@@ -48,18 +48,70 @@ struct Scratch {
   T red[kThreads / 32];
 };
 
-// Sum over the block; every thread gets it. One barrier: the caller must pass another barrier
-// before the next BlockSum (red is reused).
-template <int kWarps, typename T>
-__device__ __forceinline__ T BlockSum(T v, T* red) {
+struct SumOp {
+  template <typename T>
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+struct MaxOp {
+  template <typename T>
+  __device__ T operator()(T a, T b) const { return fmax(a, b); }
+};
+
+// op over the block; every thread gets it. One barrier: the caller must pass another barrier
+// before the next reduction (red is reused).
+template <int kWarps, typename T, typename Op>
+__device__ __forceinline__ T BlockReduce(T v, T* red, Op op) {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += ShflXor(v, o);
+  for (int o = 16; o > 0; o >>= 1) v = op(v, ShflXor(v, o));
   if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
   __syncthreads();
-  T s = 0;
+  T s = red[0];
 #pragma unroll
-  for (int w = 0; w < kWarps; ++w) s += red[w];
+  for (int w = 1; w < kWarps; ++w) s = op(s, red[w]);
   return s;
+}
+template <int kWarps, typename T>
+__device__ __forceinline__ T BlockSum(T v, T* red) {
+  return BlockReduce<kWarps>(v, red, SumOp());
+}
+
+// ||x|| from x / max|x| (LAPACK dnrm2's scaling) where the plain sum of squares ss left
+// DlarfgRange: 0 for x == 0, NaN / Inf where x has them. x is kR values a lane of a warp (zeros
+// where not part of x); the result is the warp's.
+template <typename T, int kR>
+__device__ __forceinline__ T WarpRescaledNorm(const T (&x)[kR], T ss) {
+  T amax = 0;
+#pragma unroll
+  for (int q = 0; q < kR; ++q) amax = fmax(amax, fabs(x[q]));
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) amax = fmax(amax, ShflXor(amax, o));
+  if (ss != ss || amax == T(0) || isinf(amax)) return ss != ss ? ss : amax;
+  const T r = T(1) / amax;
+  T t = 0;
+#pragma unroll
+  for (int q = 0; q < kR; ++q) t = fma(x[q] * r, x[q] * r, t);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) t += ShflXor(t, o);
+  return amax * Scalar<T>::Sqrt(t);
+}
+
+// The same for x = W(j+1:m, j) spread over the block (FactorPanel's layout), after a BlockSum of
+// ss whose `red` the block may still be reading. Every thread gets it; ends with a barrier.
+template <int kWarps, typename T>
+__device__ T BlockRescaledNorm(const Mat<T>& w, int m, int j, T ss, T* red) {
+  constexpr int kThreads = kWarps * 32;
+  T amax = 0;
+  for (int i = j + 1 + threadIdx.x; i < m; i += kThreads) amax = fmax(amax, fabs(w(i, j)));
+  __syncthreads();
+  amax = BlockReduce<kWarps>(amax, red, MaxOp());
+  __syncthreads();
+  if (ss != ss || amax == T(0) || isinf(amax)) return ss != ss ? ss : amax;
+  const T r = T(1) / amax;
+  T t = 0;
+  for (int i = j + 1 + threadIdx.x; i < m; i += kThreads) t = fma(w(i, j) * r, w(i, j) * r, t);
+  t = BlockSum<kWarps>(t, red);
+  __syncthreads();
+  return amax * Scalar<T>::Sqrt(t);
 }
 
 // First row r >= from with r % slices == slice.
@@ -113,16 +165,24 @@ __device__ void FactorPanel(const Mat<T>& w, int m, int j0, int jb, T* tau, Scra
     for (int i = j + 1 + threadIdx.x; i < m; i += kThreads) ss += w(i, j) * w(i, j);
     ss = BlockSum<kThreads / 32>(ss, s.red);
     const T alpha = w(j, j);
-    // LAPACK dlarfg (see launch.h); every thread computes the same values.
+    // LAPACK dlarfg (see launch.h); every thread computes the same values. Outside dlarfg's safe
+    // range (a uniform branch) ||x|| is rescaled and x scaled to v before the update, whose dots
+    // would otherwise take x's raw (huge or tiny) products.
+    const bool rescale = !(ss >= DlarfgRange<T>::kLo && ss <= DlarfgRange<T>::kHi);
+    const T xnorm = rescale ? BlockRescaledNorm<kThreads / 32>(w, m, j, ss, s.red) : Scalar<T>::Sqrt(ss);
     T beta = alpha, t = 0, scale = 0;
-    if (ss != T(0)) {
-      beta = -copysign(hypot(alpha, Scalar<T>::Sqrt(ss)), alpha);
+    if (xnorm != T(0)) {
+      beta = -copysign(hypot(alpha, xnorm), alpha);
       t = (beta - alpha) / beta;
       scale = T(1) / (alpha - beta);
     }
-    ApplyReflectorInPanel<kThreads / 32>(w, m, j, end, t, scale, s.part);
+    if (rescale && t != T(0)) {
+      for (int i = j + 1 + threadIdx.x; i < m; i += kThreads) w(i, j) *= scale;
+      __syncthreads();
+    }
+    ApplyReflectorInPanel<kThreads / 32>(w, m, j, end, t, rescale ? T(1) : scale, s.part);
     // Column j is not read again in this panel; the next reads are after a barrier.
-    if (t != T(0))
+    if (!rescale && t != T(0))
       for (int i = j + 1 + threadIdx.x; i < m; i += kThreads) w(i, j) *= scale;
     if (threadIdx.x == 0) {
       w(j, j) = beta;
@@ -187,15 +247,21 @@ __device__ void WarpPanel(const Mat<T>& w, int m, int j0, int jb, T* tau) {
     for (int c = 0; c < kNB; ++c) {
       if (c >= jb) break;
       // Row j0 + c is lane c's q = 0; rows below it are lanes > c of q = 0 and every q > 0.
-      T ss = 0;
+      T x[kRowsPerLane], ss = 0;
 #pragma unroll
-      for (int q = 0; q < kRowsPerLane; ++q) ss += q > 0 || lane > c ? p[q][c] * p[q][c] : T(0);
+      for (int q = 0; q < kRowsPerLane; ++q) {
+        x[q] = q > 0 || lane > c ? p[q][c] : T(0);
+        ss += x[q] * x[q];
+      }
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) ss += ShflXor(ss, o);
       const T alpha = ShflIdx(p[0][c], c);
+      // v is scaled before ApplyRight's dots, so only ||x|| needs the rescaling (a uniform branch).
+      const T xnorm = ss >= DlarfgRange<T>::kLo && ss <= DlarfgRange<T>::kHi ? Scalar<T>::Sqrt(ss)
+                                                                             : WarpRescaledNorm(x, ss);
       T beta = alpha, t = 0, scale = 0;
-      if (ss != T(0)) {
-        beta = -copysign(hypot(alpha, Scalar<T>::Sqrt(ss)), alpha);
+      if (xnorm != T(0)) {
+        beta = -copysign(hypot(alpha, xnorm), alpha);
         t = (beta - alpha) / beta;
         scale = T(1) / (alpha - beta);
       }

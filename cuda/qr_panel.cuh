@@ -237,13 +237,32 @@ __device__ __forceinline__ void WarpPanel(const Mat<T>& a, int m, int j0, T* tau
     const T alpha = ShflIdx(p[0][0], c);
     // beta = -sign(alpha) |(alpha, x)|, tau = (beta - alpha) / beta = 1 + |alpha| / |beta|,
     // v = x / (alpha - beta) = sign(alpha) x / (|alpha| + |beta|); ss = 0 leaves the column (tau = 0).
-    const T rnorm = ApproxRsqrt(fma(alpha, alpha, ss));
-    const T norm = fma(alpha, alpha, ss) * rnorm;
-    const bool zero = ss == T(0);
-    const T t = zero ? T(0) : fma(fabs(alpha), rnorm, T(1));
-    const T scale = zero ? T(0) : copysign(ApproxRcp(fabs(alpha) + norm), alpha);
-    const T beta = zero ? alpha : -copysign(norm, alpha);
-    const T mine = t * fma(scale, u_k, p_ck);  // t d_k for k = my_k
+    const T s2 = fma(alpha, alpha, ss);
+    const T rnorm = ApproxRsqrt(s2);
+    const T norm = s2 * rnorm;
+    bool zero = ss == T(0);
+    T t = zero ? T(0) : fma(fabs(alpha), rnorm, T(1));
+    T scale = zero ? T(0) : copysign(ApproxRcp(fabs(alpha) + norm), alpha);
+    T beta = zero ? alpha : -copysign(norm, alpha);
+    T mine = t * fma(scale, u_k, p_ck);  // t d_k for k = my_k
+    if (!(ss >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi)) {
+      // Outside dlarfg's safe range (a uniform branch, rare): ||x|| rescaled, LAPACK's form from
+      // IEEE operations, and the dots taken again with v = scale x (x's raw products may have
+      // overflowed or underflowed).
+      const T xnorm = qr_engine::WarpRescaledNorm(x, ss);
+      zero = xnorm == T(0);
+      beta = zero ? alpha : -copysign(hypot(alpha, xnorm), alpha);
+      t = zero ? T(0) : (beta - alpha) / beta;
+      scale = zero ? T(0) : T(1) / (alpha - beta);
+      T uv[kNB];
+#pragma unroll
+      for (int k = 0; k < kNB; ++k) {
+        uv[k] = 0;
+#pragma unroll
+        for (int q = 0; q < kR; ++q) uv[k] = fma(x[q] * scale, p[q][k], uv[k]);
+      }
+      mine = t * (WarpReduceScatter16(uv) + p_ck);
+    }
     T v[kR];
     v[0] = below0 ? x[0] * scale : T(lane == c);
 #pragma unroll

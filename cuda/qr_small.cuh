@@ -62,9 +62,6 @@ struct QrSmallScalar<float> {
                  : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3])
                  : "r"(unsigned(__cvta_generic_to_shared(p))));
   }
-  // Squared norms in [kLo, kHi] lose nothing to underflow / overflow (kLo = FLT_MIN / eps).
-  static constexpr float kLo = 9.8607613e-32f;
-  static constexpr float kHi = 1.0e37f;
 };
 template <>
 struct QrSmallScalar<double> {
@@ -76,8 +73,6 @@ struct QrSmallScalar<double> {
                  : "=d"(v[0]), "=d"(v[1])
                  : "r"(unsigned(__cvta_generic_to_shared(p))));
   }
-  static constexpr double kLo = 1.0020841800044864e-292;  // DBL_MIN / eps
-  static constexpr double kHi = 1.0e307;
 };
 
 // Reflector slots per matrix: all n for kQr / kLstsq (read again after the factorization), else
@@ -119,11 +114,10 @@ __device__ __forceinline__ T QrSmallTailNorm2(const T (&col)[M], const int J) {
 template <typename T, int M>
 __device__ __forceinline__ QrSmallRefl<T> QrSmallReflect(T (&col)[M], const int J, const T xn2,
                                                          T* tau_out) {
-  using S = QrSmallScalar<T>;
   const T alpha = col[J];
   const T s2 = fma(alpha, alpha, xn2);
   T beta;
-  if (xn2 >= S::kLo && s2 <= S::kHi) {  // usual case: no rescaling needed
+  if (xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi) {  // usual case: no rescaling needed
     beta = -copysign(Scalar<T>::Sqrt(s2), alpha);
   } else {
     // xnorm tiny (or 0), huge, or NaN: ||x|| and hypot(alpha, ||x||) from scaled values.
@@ -200,10 +194,9 @@ __device__ __noinline__ QrSmallRescued<T> QrSmallRescueCall(T* u, int J, int M, 
 template <typename T, int M, bool KEEP_R>
 __device__ __forceinline__ QrSmallRefl<T> QrSmallReflectUnscaled(T (&col)[M], const int J,
                                                                  const T xn2, T* u) {
-  using S = QrSmallScalar<T>;
   const T alpha = col[J];
   const T s2 = fma(alpha, alpha, xn2);
-  if (xn2 >= S::kLo && s2 <= S::kHi) {  // usual case: beta^2, beta (beta - alpha) <= 2 s2 stay normal
+  if (xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi) {  // usual case: beta^2, beta (beta - alpha) <= 2 s2 stay normal
     const T beta = -copysign(Scalar<T>::Sqrt(s2), alpha);
     col[J] = beta;
     if (KEEP_R) u[J] = beta;
