@@ -169,7 +169,8 @@ __device__ void FactorPanel(const Mat<T>& w, int m, int j0, int jb, T* tau, Scra
     // range (a uniform branch) ||x|| is rescaled and x scaled to v before the update, whose dots
     // would otherwise take x's raw (huge or tiny) products.
     const bool rescale = !(ss >= DlarfgRange<T>::kLo && ss <= DlarfgRange<T>::kHi);
-    const T xnorm = rescale ? BlockRescaledNorm<kThreads / 32>(w, m, j, ss, s.red) : Scalar<T>::Sqrt(ss);
+    const T xnorm =
+        rescale ? BlockRescaledNorm<kThreads / 32>(w, m, j, ss, s.red) : Scalar<T>::Sqrt(ss);
     T beta = alpha, t = 0, scale = 0;
     if (xnorm != T(0)) {
       beta = -copysign(hypot(alpha, xnorm), alpha);
@@ -257,8 +258,8 @@ __device__ void WarpPanel(const Mat<T>& w, int m, int j0, int jb, T* tau) {
       for (int o = 16; o > 0; o >>= 1) ss += ShflXor(ss, o);
       const T alpha = ShflIdx(p[0][c], c);
       // v is scaled before ApplyRight's dots, so only ||x|| needs the rescaling (a uniform branch).
-      const T xnorm = ss >= DlarfgRange<T>::kLo && ss <= DlarfgRange<T>::kHi ? Scalar<T>::Sqrt(ss)
-                                                                             : WarpRescaledNorm(x, ss);
+      const bool in_range = ss >= DlarfgRange<T>::kLo && ss <= DlarfgRange<T>::kHi;
+      const T xnorm = in_range ? Scalar<T>::Sqrt(ss) : WarpRescaledNorm(x, ss);
       T beta = alpha, t = 0, scale = 0;
       if (xnorm != T(0)) {
         beta = -copysign(hypot(alpha, xnorm), alpha);

@@ -117,7 +117,7 @@ __device__ __forceinline__ QrSmallRefl<T> QrSmallReflect(T (&col)[M], const int 
   const T alpha = col[J];
   const T s2 = fma(alpha, alpha, xn2);
   T beta;
-  if (xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi) {  // usual case: no rescaling needed
+  if (xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi) {  // usual case: no rescaling
     beta = -copysign(Scalar<T>::Sqrt(s2), alpha);
   } else {
     // xnorm tiny (or 0), huge, or NaN: ||x|| and hypot(alpha, ||x||) from scaled values.
@@ -164,7 +164,8 @@ struct QrSmallRescued {
   T kappa, uj, beta;
 };
 template <typename T>
-__device__ __forceinline__ QrSmallRescued<T> QrSmallRescue(T* u, int J, int M, T alpha, T xn2, T s2) {
+__device__ __forceinline__ QrSmallRescued<T> QrSmallRescue(T* u, int J, int M, T alpha, T xn2,
+                                                           T s2) {
   T amax = 0;
   for (int i = J + 1; i < M; ++i) amax = fmax(amax, fabs(u[i]));
   if (amax == T(0) && xn2 == xn2) return {T(0), T(1), alpha};  // x == 0: H = I, R(j, j) = alpha
@@ -183,7 +184,8 @@ __device__ __forceinline__ QrSmallRescued<T> QrSmallRescue(T* u, int J, int M, T
   return {(beta - alpha) / beta, T(1), beta};
 }
 template <typename T>
-__device__ __noinline__ QrSmallRescued<T> QrSmallRescueCall(T* u, int J, int M, T alpha, T xn2, T s2) {
+__device__ __noinline__ QrSmallRescued<T> QrSmallRescueCall(T* u, int J, int M, T alpha, T xn2,
+                                                            T s2) {
   return QrSmallRescue(u, J, M, alpha, xn2, s2);
 }
 
@@ -196,7 +198,8 @@ __device__ __forceinline__ QrSmallRefl<T> QrSmallReflectUnscaled(T (&col)[M], co
                                                                  const T xn2, T* u) {
   const T alpha = col[J];
   const T s2 = fma(alpha, alpha, xn2);
-  if (xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi) {  // usual case: beta^2, beta (beta - alpha) <= 2 s2 stay normal
+  // Usual case: beta^2 and beta (beta - alpha) <= 2 s2 stay finite and normal.
+  if (xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi) {
     const T beta = -copysign(Scalar<T>::Sqrt(s2), alpha);
     col[J] = beta;
     if (KEEP_R) u[J] = beta;
@@ -434,7 +437,8 @@ __global__ void __launch_bounds__(kQrSmallThreads, M == 64 ? tuning::kQrSmallM64
       QrSmallFactor<T, M, U, C, kSteps, kScaled, OUT == QrOutput::kLstsq>(
           col, mytau, c, active, n, ncols, vslots, hslots, unit);
     else
-      QrSmallFactor<T, M, U, C, 2, kScaled, false>(col, mytau, c, active, n, ncols, vslots, hslots, unit);
+      QrSmallFactor<T, M, U, C, 2, kScaled, false>(col, mytau, c, active, n, ncols, vslots,
+                                                   hslots, unit);
     if (!active) continue;
 
     if constexpr (OUT == QrOutput::kGeqrf) {
