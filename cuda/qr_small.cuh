@@ -107,6 +107,18 @@ __device__ __forceinline__ T QrSmallTailNorm2(const T (&col)[M], const int J) {
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
+// dlarfg's beta where ||x||^2 = xn2 left DlarfgRange and x != 0: from x / max(|x|, |alpha|)
+// (add_sum_sq(r, t) = t + the sum of (x_i r)^2), or, for NaN / Inf, from s2 = alpha^2 + xn2 as it
+// is (they propagate into this matrix only). amax = max |x_i|.
+template <typename T, typename SumSq>
+__device__ __forceinline__ T QrSmallRescaledBeta(T alpha, T amax, T xn2, T s2, SumSq add_sum_sq) {
+  if (amax != amax || xn2 != xn2 || isinf(amax)) return -copysign(Scalar<T>::Sqrt(s2), alpha);
+  const T big = fmax(amax, fabs(alpha));
+  const T r = T(1) / big;
+  const T t = add_sum_sq(r, (alpha * r) * (alpha * r));
+  return -copysign(big * Scalar<T>::Sqrt(t), alpha);
+}
+
 // LAPACK dlarfg on a column held in registers, in LAPACK's form (geqrf: v is written out): rows
 // < J are R, row J is alpha, rows > J are x, xn2 = ||x||^2 (computed by the previous step's
 // update, off the critical path). On return col(J) = beta (alpha when tau = 0), col(i > J) = v(i)
@@ -129,17 +141,12 @@ __device__ __forceinline__ QrSmallRefl<T> QrSmallReflect(T (&col)[M], const int 
       *tau_out = T(0);
       return {T(0), T(1)};
     }
-    if (amax != amax || xn2 != xn2 || isinf(amax)) {
-      beta = -copysign(Scalar<T>::Sqrt(s2), alpha);  // NaN / Inf propagate into this matrix only
-    } else {
-      const T big = fmax(amax, fabs(alpha));
-      const T r = T(1) / big;
-      T t = (alpha * r) * (alpha * r);
+    beta = QrSmallRescaledBeta(alpha, amax, xn2, s2, [&](T r, T t) {
 #pragma unroll
       for (int i = 0; i < M; ++i)
         if (i > J) t = fma(col[i] * r, col[i] * r, t);
-      beta = -copysign(big * Scalar<T>::Sqrt(t), alpha);
-    }
+      return t;
+    });
   }
   const T tau = (beta - alpha) / beta;
   const T inv = T(1) / (alpha - beta);
@@ -169,16 +176,10 @@ __device__ __forceinline__ QrSmallRescued<T> QrSmallRescue(T* u, int J, int M, T
   T amax = 0;
   for (int i = J + 1; i < M; ++i) amax = fmax(amax, fabs(u[i]));
   if (amax == T(0) && xn2 == xn2) return {T(0), T(1), alpha};  // x == 0: H = I, R(j, j) = alpha
-  T beta;
-  if (amax != amax || xn2 != xn2 || isinf(amax)) {
-    beta = -copysign(Scalar<T>::Sqrt(s2), alpha);  // NaN / Inf propagate into this matrix only
-  } else {
-    const T big = fmax(amax, fabs(alpha));
-    const T r = T(1) / big;
-    T t = (alpha * r) * (alpha * r);
+  const T beta = QrSmallRescaledBeta(alpha, amax, xn2, s2, [&](T r, T t) {
     for (int i = J + 1; i < M; ++i) t = fma(u[i] * r, u[i] * r, t);
-    beta = -copysign(big * Scalar<T>::Sqrt(t), alpha);
-  }
+    return t;
+  });
   const T inv = T(1) / (alpha - beta);
   for (int i = J + 1; i < M; ++i) u[i] *= inv;
   return {(beta - alpha) / beta, T(1), beta};
