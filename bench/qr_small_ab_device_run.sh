@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
 # One device call for a change to the small QR class (cuda/qr_small.cuh; bench/NOTES.md "geqrf small
-# class"): check_qr_small built from this tree ("new") and from this tree with PATCH reversed
-# ("old": PATCH = `git diff` of the change, carried e.g. in .carry/), both built here with all
+# class"): check_qr_small built from this tree ("new", with NEW_FLAGS, e.g.
+# -DBATCHLA_QR_SMALL_CPL=2) and from this tree with PATCH reversed ("old": PATCH = `git diff` of
+# the change, carried e.g. in .carry/; unset: this tree as it is), both built here with all
 # cores; the full check of both (a failure of new stops the call), --timing-only alternately
 # (ROUNDS rounds, appended to timing_<program>.txt), then compute-sanitizer memcheck / racecheck
 # of new in sanitize mode (sanitize.txt). PIP=1: the library's editable build starts after the
 # timing (a warm machine keeps it for the next call).
 set -uo pipefail
 source "$(dirname "$0")/device_common.sh"
-: "${PATCH:?set PATCH to the diff of the change}"
 flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I.)
-build() {  # build TREE NAME
+build() {  # build TREE NAME [EXTRA_FLAGS]
   local o=/tmp/qrs_$2; mkdir -p "$o"
   (cd "$1" && ls cuda/qr_small*.cu tests/cuda/check_qr_small.cu |
-     xargs -P 16 -I{} sh -c "nvcc ${flags[*]} -c {} -o $o/\$(basename {} .cu).o") &&
+     xargs -P 16 -I{} sh -c "nvcc ${flags[*]} ${3:-} -c {} -o $o/\$(basename {} .cu).o") &&
     nvcc -arch=sm_90 -o "/tmp/$2" "$o"/*.o
 }
 step build
 rm -rf /tmp/oldtree && mkdir -p /tmp/oldtree && cp -r cuda tests /tmp/oldtree/ &&
-  (cd /tmp/oldtree && patch -s -R -p1 < "$OLDPWD/$PATCH") || { echo "patch -R failed"; exit 1; }
-build . qrs_new > "$OUT/build_new.log" 2>&1 & build /tmp/oldtree qrs_old > "$OUT/build_old.log" 2>&1 & wait
+  { [ -z "${PATCH:-}" ] || (cd /tmp/oldtree && patch -s -R -p1 < "$OLDPWD/$PATCH"); } ||
+  { echo "patch -R failed"; exit 1; }
+build . qrs_new "${NEW_FLAGS:-}" > "$OUT/build_new.log" 2>&1 &
+build /tmp/oldtree qrs_old > "$OUT/build_old.log" 2>&1 &
+wait
 [ -x /tmp/qrs_new ] && [ -x /tmp/qrs_old ] || { tail -20 "$OUT"/build_*.log; exit 1; }
 for v in qrs_new qrs_old; do
   step "$v --no-timing"
