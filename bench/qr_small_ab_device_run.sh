@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# One device call for a change to the small QR class (cuda/qr_small.cuh; bench/NOTES.md "geqrf small
-# class"): check_qr_small built from this tree ("new", with NEW_FLAGS, e.g.
-# -DBATCHLA_QR_SMALL_CPL=2) and from this tree with PATCH reversed ("old": PATCH = `git diff` of
-# the change, carried e.g. in .carry/; unset: this tree as it is), both built here with all
-# cores; the full check of both (a failure of new stops the call), --timing-only alternately
-# (ROUNDS rounds, appended to timing_<program>.txt), then compute-sanitizer memcheck / racecheck
-# of new in sanitize mode (sanitize.txt). PIP=1: the library's editable build starts after the
-# timing (a warm machine keeps it for the next call).
+# One device call for a change to the small or tile QR classes (cuda/qr_small.cuh, cuda/qr_tile.cuh;
+# bench/NOTES.md "geqrf small class", "QR tile class"): check_qr_small built from this tree
+# ("new", with NEW_FLAGS, e.g. -DBATCHLA_QR_SMALL_CPL=2), from this tree with PATCH reversed and
+# OLD_FLAGS ("old": PATCH = `git diff` of the change, carried e.g. in .carry/; unset: this tree as
+# it is), and from this tree with each of VARIANTS="name:flags|name:flags" (optional), all built
+# here with all cores; the full check of each (a failure of new stops the call; of a variant,
+# drops it), --timing-only alternately (ROUNDS rounds, appended to timing_<program>.txt), then
+# compute-sanitizer memcheck / racecheck of new in sanitize mode (sanitize.txt). PIP=1: the
+# library's editable build starts after the timing (a warm machine keeps it for the next call).
 set -uo pipefail
 source "$(dirname "$0")/device_common.sh"
 flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I.)
 build() {  # build TREE NAME [EXTRA_FLAGS]
   local o=/tmp/qrs_$2; mkdir -p "$o"
-  (cd "$1" && ls cuda/qr_small*.cu tests/cuda/check_qr_small.cu |
+  (cd "$1" && ls cuda/qr_small*.cu cuda/qr_tile.cu tests/cuda/check_qr_small.cu |
      xargs -P 16 -I{} sh -c "nvcc ${flags[*]} ${3:-} -c {} -o $o/\$(basename {} .cu).o") &&
     nvcc -arch=sm_90 -o "/tmp/$2" "$o"/*.o
 }
@@ -20,18 +21,29 @@ step build
 rm -rf /tmp/oldtree && mkdir -p /tmp/oldtree && cp -r cuda tests /tmp/oldtree/ &&
   { [ -z "${PATCH:-}" ] || (cd /tmp/oldtree && patch -s -R -p1 < "$OLDPWD/$PATCH"); } ||
   { echo "patch -R failed"; exit 1; }
+programs=(qrs_old qrs_new)
 build . qrs_new "${NEW_FLAGS:-}" > "$OUT/build_new.log" 2>&1 &
-build /tmp/oldtree qrs_old > "$OUT/build_old.log" 2>&1 &
+build /tmp/oldtree qrs_old "${OLD_FLAGS:-}" > "$OUT/build_old.log" 2>&1 &
+IFS='|' read -r -a variants <<< "${VARIANTS:-}"
+for v in "${variants[@]}"; do
+  name=${v%%:*}
+  build . "qrs_$name" "${v#*:}" > "$OUT/build_$name.log" 2>&1 &
+  programs+=("qrs_$name")
+done
 wait
 [ -x /tmp/qrs_new ] && [ -x /tmp/qrs_old ] || { tail -20 "$OUT"/build_*.log; exit 1; }
-for v in qrs_new qrs_old; do
+timed=()
+for v in "${programs[@]}"; do
+  [ -x "/tmp/$v" ] || { echo "$v: build failed"; tail -5 "$OUT/build_${v#qrs_}.log"; continue; }
   step "$v --no-timing"
   timeout "${CHECK_TIMEOUT:-150}" "/tmp/$v" --no-timing > "$OUT/check_$v.txt" 2>&1; rc=$?
   echo "rc=$rc"; grep -E "FAIL|PASS" "$OUT/check_$v.txt" | head -10
-  [ $rc = 0 ] || [ $v = qrs_old ] || exit 1
+  [ $rc = 0 ] || [ $v = qrs_old ] || [ $v != qrs_new ] || exit 1
+  [ $rc = 0 ] || [ $v = qrs_old ] || continue
+  timed+=("$v")
 done
 for round in $(seq "${ROUNDS:-2}"); do
-  for v in qrs_old qrs_new; do
+  for v in "${timed[@]}"; do
     step "$v timing (round $round)"
     echo "## round $round" >> "$OUT/timing_$v.txt"
     timeout 120 "/tmp/$v" --timing-only >> "$OUT/timing_$v.txt" 2>&1; echo "rc=$?"
@@ -47,4 +59,9 @@ for tool in memcheck racecheck; do
   echo "rc=$?"; tail -2 "$OUT/sanitize.txt"
 done
 wait; [ -f "$OUT/pip_build.log" ] && tail -1 "$OUT/pip_build.log"
+# At most 8 files come back: the logs and checks of every program in one file each.
+for kind in build check; do
+  for f in "$OUT"/${kind}_*; do echo "##### $(basename "$f")"; cat "$f"; rm "$f"; done \
+    > "/tmp/${kind}_all.txt" 2>/dev/null; mv "/tmp/${kind}_all.txt" "$OUT/${kind}_all.txt"
+done
 step done

@@ -3,6 +3,8 @@
 //           cuda/qr_small*.{cuh,cu}   QrSmall<T>
 //           (a lane per column, the column in registers; a warp per unit for ncols <= 32, a pair
 //           of warps above; fused outputs only)
+//   tile    kR, tuning::kQrTileMinN <= n <= m <= kQrTileMaxM (17, 32)   cuda/qr_tile.{cuh,cu}
+//           (the matrix in registers on a 2 x 16 lane grid, both dimensions cyclic)   QrTile<T>
 //   panel   kR / kGeqrf, tuning::kQrPanelMinM < m <= kQrPanelMaxM    cuda/qr_panel*.{cuh,cu}
 //           (a block per matrix in shared memory; one warp factors 16-column panels in
 //           registers, every thread updates one trailing column)   QrPanel<T>
@@ -71,6 +73,12 @@ template <typename T>
 bool QrSmallFits(int m, int ncols);
 template <typename T>
 cudaError_t QrSmall(cudaStream_t stream, const QrArgs<T>& args, QrOutput out);
+
+// Tile class: kR where QrTileTakes (it is checked before the small class, which also fits).
+template <typename T>
+bool QrTileTakes(int m, int n, QrOutput out);
+template <typename T>
+cudaError_t QrTile(cudaStream_t stream, const QrArgs<T>& args);
 
 // Panel class: kR / kGeqrf where its size range and shared memory take the matrix.
 template <typename T>

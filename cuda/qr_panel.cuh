@@ -132,32 +132,6 @@ __device__ void StoreMatrix(const Mat<T>& a, int rows, int n, T* __restrict__ ds
   }
 }
 
-// 1 / x and 1 / sqrt(x) without IEEE division or square root: those carry range-check branches
-// that end the compiler's scheduling region at every column of the panel. Hardware approximation
-// plus Newton steps (float one, double two: ~1 ulp). Denormal f64 inputs flush to zero.
-__device__ __forceinline__ float ApproxRcp(float x) {
-  float r;
-  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return fmaf(r, fmaf(-x, r, 1.f), r);
-}
-__device__ __forceinline__ double ApproxRcp(double x) {
-  double r;
-  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
-  r = fma(r, fma(-x, r, 1.0), r);
-  return fma(r, fma(-x, r, 1.0), r);
-}
-__device__ __forceinline__ float ApproxRsqrt(float x) {
-  float y;
-  asm("rsqrt.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y * fmaf(-0.5f * x, y * y, 1.5f);
-}
-__device__ __forceinline__ double ApproxRsqrt(double x) {
-  double y;
-  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
-  y *= fma(-0.5 * x, y * y, 1.5);
-  return y * fma(-0.5 * x, y * y, 1.5);
-}
-
 template <typename T>
 __device__ __forceinline__ T WarpSum(T v) {
 #pragma unroll

@@ -335,6 +335,30 @@ constexpr int kQrSmallRescueCallMinM = BATCHLA_QR_SMALL_RESCUE_CALL_MIN_M;
 #else
 constexpr int kQrSmallRescueCallMinM = 16;
 #endif
+// Tile class (cuda/qr_tile.cuh): kR for kQrTileMinN <= n <= m <= kQrTileMaxM, a 2 x (L / 2) lane
+// grid per matrix, L = QrTileLanes lanes (32: a warp; 16: two matrices a warp). Benchmark
+// overrides: BATCHLA_QR_TILE_MINN (33: off), BATCHLA_QR_TILE_LANES. bench/NOTES.md "QR tile class".
+constexpr int kQrTileThreads = 128;
+constexpr int kQrTileMaxM = 32;
+#ifdef BATCHLA_QR_TILE_MINN
+constexpr int kQrTileMinN = BATCHLA_QR_TILE_MINN;
+#else
+constexpr int kQrTileMinN = 17;
+#endif
+constexpr int QrTileMinBlocks(bool f64) {
+#ifdef BATCHLA_QR_TILE_MIN_BLOCKS
+  return (void)f64, BATCHLA_QR_TILE_MIN_BLOCKS;
+#else
+  return (void)f64, 0;
+#endif
+}
+constexpr int QrTileLanes(bool f64) {
+#ifdef BATCHLA_QR_TILE_LANES
+  return (void)f64, BATCHLA_QR_TILE_LANES;
+#else
+  return (void)f64, 32;
+#endif
+}
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,
 // bench/NOTES.md "engine panel widths"): medium (m <= 160) NB 4 / 8 / 16: qr_r f32 n = 128 172 /

@@ -1,9 +1,10 @@
 // Standalone check + timing of the SMALL QR class (m <= 64, ncols <= 64; cuda/qr_small.cuh)
 // through detail::QrSmall (cuda/qr_dispatch.h), every output kind, float and double, both unit
-// widths (a warp for ncols <= 32, a pair of warps above). Exits non-zero on any failure. Build
+// widths (a warp for ncols <= 32, a pair of warps above), and of the TILE class (cuda/qr_tile.cuh)
+// for the kR calls it takes, as cuda/qr.cu dispatches them. Exits non-zero on any failure. Build
 // (links only what it needs; the M = 64 kernels live in cuda/qr_small_{f32,f64}_{tall,wide}.cu):
 //   nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I. -o /tmp/chk \
-//        tests/cuda/check_qr_small.cu cuda/qr_small_*.cu
+//        tests/cuda/check_qr_small.cu cuda/qr_small_*.cu cuda/qr_tile.cu
 // Reference: a float64 host Householder QR with the kernel's (LAPACK dlarfg) conventions.
 // Checks per matrix: ||A - QR||_1 / (n ||A||_1 eps) and ||I - Q^T Q||_1 / (n eps) <= 30 (Q from
 // geqrf's reflectors and from kQr), R and taus against the host's (same signs; scaled
@@ -35,6 +36,8 @@ using batchla::detail::QrArgs;
 using batchla::detail::QrOutput;
 using batchla::detail::QrSmall;
 using batchla::detail::QrSmallFits;
+using batchla::detail::QrTile;
+using batchla::detail::QrTileTakes;
 
 static const double kTol = 30;
 
@@ -124,6 +127,13 @@ struct Dev {  // device buffer poisoned with NaN (all bits set)
   }
 };
 
+// One factorization as cuda/qr.cu dispatches it within these sizes: the tile class where it takes
+// the shape, else the small class.
+template <typename T>
+static cudaError_t Run(const QrArgs<T>& args, QrOutput out) {
+  return QrTileTakes<T>(args.m, args.n, out) ? QrTile<T>(0, args) : QrSmall<T>(0, args, out);
+}
+
 struct Stats {  // worst scaled errors over a case
   double res = 0, orth = 0, rdiff = 0, tdiff = 0, qres = 0, qorth = 0, xdiff = 0, rd = 0, rs = 0;
   long checked = 0;
@@ -176,11 +186,11 @@ static void Case(int m, int n, int64_t batch, int64_t stride_check) {
   args.a = da.p; args.batch = batch; args.m = m; args.n = n;
   args.qr = dqr.p; args.taus = dtau.p; args.q = dq.p; args.r = dr.p;
   if (!QrSmallFits<T>(m, n)) { FAIL("%s QrSmallFits(%d, %d) false", Name<T>(), m, n); return; }
-  CK(QrSmall<T>(0, args, QrOutput::kGeqrf));
-  CK(QrSmall<T>(0, args, QrOutput::kR));
+  CK(Run(args, QrOutput::kGeqrf));
+  CK(Run(args, QrOutput::kR));
   auto r_only = dr.Down();
   dr.Poison();
-  CK(QrSmall<T>(0, args, QrOutput::kQr));
+  CK(Run(args, QrOutput::kQr));
   CK(cudaDeviceSynchronize());
   auto qr = dqr.Down(), tau = dtau.Down(), r = dr.Down(), q = dq.Down();
 
@@ -239,12 +249,15 @@ static void Case(int m, int n, int64_t batch, int64_t stride_check) {
     a[size_t(nan_at) * m * n + (size_t(m) * n) / 2] = T(NAN);
     da.Up(a);
     dqr.Poison();
-    CK(QrSmall<T>(0, args, QrOutput::kGeqrf));
+    dr.Poison();
+    CK(Run(args, QrOutput::kGeqrf));
+    CK(Run(args, QrOutput::kR));
     CK(cudaDeviceSynchronize());
-    auto qr2 = dqr.Down();
+    auto qr2 = dqr.Down(), r2 = dr.Down();
     for (int64_t b : {nan_at - 1, nan_at + 1})
       if (b >= 0 && b < batch &&
-          std::memcmp(&qr2[size_t(b) * m * n], &qr[size_t(b) * m * n], size_t(m) * n * sizeof(T)) != 0)
+          (std::memcmp(&qr2[size_t(b) * m * n], &qr[size_t(b) * m * n], size_t(m) * n * sizeof(T)) != 0 ||
+           std::memcmp(&r2[size_t(b) * n * n], &r_only[size_t(b) * n * n], size_t(n) * n * sizeof(T)) != 0))
         FAIL("%s %dx%d NaN matrix %lld changed neighbour %lld", Name<T>(), m, n, (long long)nan_at, (long long)b);
   }
   const bool bad = Bad(s.res) || Bad(s.orth) || Bad(s.rdiff) || Bad(s.tdiff) || Bad(s.qres) ||
@@ -274,7 +287,7 @@ static void LstsqCase(int m, int n, int k, int64_t batch) {
   QrArgs<T> args;
   args.a = da.p; args.b = db.p; args.k = k; args.batch = batch; args.m = m; args.n = n;
   args.x = dx.p; args.rdiag = drd.p; args.resid = drs.p;
-  CK(QrSmall<T>(0, args, QrOutput::kLstsq));
+  CK(Run(args, QrOutput::kLstsq));
   CK(cudaDeviceSynchronize());
   auto x = dx.Down(), rd = drd.Down(), rs = drs.Down();
   Stats s;
@@ -346,11 +359,11 @@ static void Time(int n, QrOutput out, const char* what) {
   bytes *= double(batch) * sizeof(T);
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-  CK(QrSmall<T>(0, args, out));
+  CK(Run(args, out));
   std::vector<float> ms;
   for (int rep = 0; rep < 7; ++rep) {
     CK(cudaEventRecord(e0));
-    CK(QrSmall<T>(0, args, out));
+    CK(Run(args, out));
     CK(cudaEventRecord(e1));
     CK(cudaEventSynchronize(e1));
     float t; CK(cudaEventElapsedTime(&t, e0, e1));
@@ -371,6 +384,9 @@ static void Checks() {
   const int shapes[][2] = {{1, 1}, {2, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 3}, {7, 7}, {8, 8}, {9, 4},
                            {12, 12}, {16, 16}, {17, 9}, {20, 20}, {24, 13}, {31, 31}, {32, 32},
                            {32, 8}, {32, 1},
+                           // the tile class's kR (n >= 17, M = 24 and 32; square and tall)
+                           {17, 17}, {23, 23}, {24, 17}, {24, 24}, {25, 25}, {28, 28}, {32, 17},
+                           {30, 24},
                            // M = 64: tall (ncols <= 32, a warp) and wide (a pair of warps).
                            {33, 33}, {40, 17}, {48, 48}, {64, 64}, {64, 1}, {64, 32}, {63, 40},
                            {33, 2}, {64, 33}};

@@ -1,0 +1,224 @@
+// Batched Householder QR, TILE class (cuda/qr_dispatch.h): R only (QrOutput::kR) for
+// tuning::kQrTileMinN <= n <= m <= 32. There the small class's layout (a lane per column) idles
+// the lanes whose column is done and takes every step's dot, update and next norm over all M rows
+// of every lane; here both dimensions shrink with the step (bench/NOTES.md "QR tile class").
+//
+// Layout: a GROUP of L lanes (32: a warp per matrix; 16: two matrices a warp) holds one matrix in
+// registers as a 2 x CG lane grid (CG = L / 2): lane (rg, cg) = rg * CG + cg holds rows rg + 2 s
+// (s < S = M / 2) and columns cg + CG t (t < NT), zeros past m and n. Both are cyclic, so at step
+// j the row slots s < j / 2 and the column slots whose columns are all <= j are dead in every
+// lane and skipped at compile time (the step loop is unrolled).
+// Step j: the lanes of column j (cg = j % CG) store it, raw, to the group's slot (permuted: u[rg *
+// S + s] = row rg + 2 s; the slot positions of rows < j are stale and never read as such) and sum
+// its squares below row j; one shuffle joins the two row groups and two broadcast ||x||^2 and
+// alpha, and every lane computes dlarfg itself (no divergence): u = [alpha - beta; x] unscaled,
+// kappa = 1 / (beta (beta - alpha)), as the small class's kR. After one sync every lane reads its
+// rows of u (16-byte loads; row j gets alpha - beta by a select), takes the partial dots of its
+// live columns, one shuffle each joins the row groups, and it updates its elements.
+// dlarfg's rare branch (x tiny, huge or non-finite) is out of line (QrTileRescue), taken by the
+// whole group together: NaN / Inf stay in their matrix's group.
+// Storage ROW-MAJOR, int64_t matrix offsets (launch.h). Two slots a group (a ring: the sync of
+// step j + 1 orders step j's reads before step j + 2's writes).
+#pragma once
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+#include "cuda/common.cuh"
+#include "cuda/qr_dispatch.h"
+#include "cuda/qr_small.cuh"
+#include "cuda/tuning.h"
+
+namespace batchla {
+namespace detail {
+
+template <int M, int L>
+struct QrTileShape {
+  static constexpr int kCG = L / 2;                          // column groups
+  static constexpr int kS = M / 2;                           // row slots a lane
+  static constexpr int kNT = (M + kCG - 1) / kCG;            // column slots a lane (n <= M)
+  static constexpr int kGroups = tuning::kQrTileThreads / L;  // matrices a block
+  static_assert(L == 16 || L == 32, "a warp or half a warp per matrix");
+  static_assert(M % 2 == 0 && M <= 32, "two row groups, at most 32 rows");
+};
+
+// The reflector every lane of a group applies: H = I - kappa u u^T, u(j) = uj; beta = R(j, j).
+template <typename T>
+struct QrTileRefl {
+  T kappa, uj, beta;
+};
+
+// Row of position p of a slot (u[rg * S + s] = row rg + 2 s).
+__device__ __forceinline__ int QrTileRow(int p, int S) { return p / S + 2 * (p % S); }
+
+// dlarfg's rare branch: x (rows > J of the slot u, stored raw by the column's lanes) tiny (or 0),
+// huge or non-finite. Every lane of the group (mask) computes the same beta from the slot; then
+// LAPACK's form: u(i > J) = x / (alpha - beta), written back by the lanes in turn, kappa = tau,
+// uj = 1. Runtime loops: one out-of-line copy a kernel, not one a step.
+template <typename T>
+__device__ __noinline__ QrTileRefl<T> QrTileRescue(T* u, int J, int S, int lane, int L,
+                                                   unsigned mask, T alpha, T xn2, T s2) {
+  __syncwarp(mask);  // the column's stores are visible
+  T amax = 0;
+  for (int p = 0; p < 2 * S; ++p)
+    if (QrTileRow(p, S) > J) amax = fmax(amax, fabs(u[p]));
+  if (amax == T(0) && xn2 == xn2) return {T(0), T(1), alpha};  // x == 0: H = I, R(j, j) = alpha
+  const T beta = QrSmallRescaledBeta(alpha, amax, xn2, s2, [&](T r, T t) {
+    for (int p = 0; p < 2 * S; ++p)
+      if (QrTileRow(p, S) > J) t = fma(u[p] * r, u[p] * r, t);
+    return t;
+  });
+  const T inv = T(1) / (alpha - beta);
+  __syncwarp(mask);  // every lane has read x
+  for (int p = lane; p < 2 * S; p += L)
+    if (QrTileRow(p, S) > J) u[p] *= inv;
+  return {(beta - alpha) / beta, T(1), beta};
+}
+
+// Independent FMA chains of a lane's norm and dot products.
+constexpr int kQrTileChains = 4;
+
+template <typename T, int M, int L>
+__global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::QrTileMinBlocks(sizeof(T) == 8))
+    QrTileKernel(QrArgs<T> args) {
+  using Shape = QrTileShape<M, L>;
+  constexpr int CG = Shape::kCG, S = Shape::kS, NT = Shape::kNT, kGroups = Shape::kGroups;
+  using V = QrSmallScalar<T>;
+  constexpr int kV = V::kV;
+  static_assert(S % kV == 0, "a lane's rows of a slot are whole 16-byte vectors");
+  const int lane = threadIdx.x % L, group = threadIdx.x / L;
+  const int rg = lane / CG, cg = lane % CG;
+  const unsigned group_mask = L == 32 ? 0xffffffffu : 0xffffu << (threadIdx.x & 16);
+  __shared__ __align__(16) T slots[kGroups][2][M];
+  const int m = args.m, n = args.n;
+  // Uniform over the block (every warp takes the same trips: the steps synchronise warps).
+  for (int64_t base = int64_t(blockIdx.x) * kGroups; base < args.batch;
+       base += int64_t(gridDim.x) * kGroups) {
+    const int64_t b = base + group;
+    const bool active = b < args.batch;
+    const T* src = args.a + (active ? b : 0) * int64_t(m) * n;
+    T a[S][NT];
+#pragma unroll
+    for (int s = 0; s < S; ++s)
+#pragma unroll
+      for (int t = 0; t < NT; ++t) {
+        const int i = rg + 2 * s, c = cg + CG * t;
+        a[s][t] = active && i < m && c < n ? src[i * n + c] : T(0);
+      }
+    __syncwarp();  // the previous matrix's readers are done with the slots
+
+#pragma unroll
+    for (int j = 0; j < M; ++j) {
+      if (j >= n) break;  // uniform: n is the launch's
+      // Constants once unrolled: column j's slot, the first live row slot, the slot ring.
+      const int tj = j / CG, s0 = j / 2;
+      T* u = slots[group][j % 2] + rg * S;
+      // Column j to the slot (rows of slots >= s0), and its squares below row j (in slot s0 only
+      // row j + 1, when j is even).
+      T nrm[kQrTileChains] = {};
+      if (cg == j % CG) {
+#pragma unroll
+        for (int q = 0; q < S / kV; ++q) {
+          if ((q + 1) * kV <= s0) continue;
+          typename V::Vec vec;
+          T* pe = reinterpret_cast<T*>(&vec);
+#pragma unroll
+          for (int e = 0; e < kV; ++e) pe[e] = a[q * kV + e][tj];
+          reinterpret_cast<typename V::Vec*>(u)[q] = vec;
+        }
+      }
+#pragma unroll
+      for (int s = 0; s < S; ++s) {
+        if (s < s0 || (s == s0 && j % 2 == 1)) continue;
+        const T x = s == s0 && rg == 0 ? T(0) : a[s][tj];
+        nrm[s % kQrTileChains] = fma(x, x, nrm[s % kQrTileChains]);
+      }
+      T part = (nrm[0] + nrm[1]) + (nrm[2] + nrm[3]);
+      part += ShflXor(part, CG, L);
+      const T xn2 = ShflIdx(part, j % CG, L);
+      const T alpha = ShflIdx(a[s0][tj], (j % 2) * CG + j % CG, L);
+      const T s2 = fma(alpha, alpha, xn2);
+      QrTileRefl<T> h;
+      if (xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi) {
+        // Usual case: beta^2 and beta (beta - alpha) <= 2 s2 stay finite and normal.
+        const T beta = -copysign(s2 * ApproxRsqrt(s2), alpha);
+        h = {ApproxRcp(beta * (beta - alpha)), alpha - beta, beta};
+      } else {
+        h = QrTileRescue(slots[group][j % 2], j, S, lane, L, group_mask, alpha, xn2, s2);
+      }
+      __syncwarp();  // the slot is written
+
+      // u at this lane's rows: row j -> uj, row j - 1 (j odd, row group 0) -> 0.
+      T uu[S];
+#pragma unroll
+      for (int q = 0; q < S / kV; ++q)
+        if ((q + 1) * kV > s0) V::Split(reinterpret_cast<const typename V::Vec*>(u)[q], uu + q * kV);
+      uu[s0] = rg == j % 2 ? h.uj : (j % 2 == 1 ? T(0) : uu[s0]);
+      // w_t = kappa u^T a(:, c) for the lane's live columns c > j (the row groups' halves
+      // joined by one shuffle); 0 for c <= j.
+      T w[NT];
+#pragma unroll
+      for (int t = 0; t < NT; ++t) {
+        if (CG * t + CG - 1 <= j) continue;  // every column of slot t is <= j
+        T acc[kQrTileChains] = {};
+#pragma unroll
+        for (int s = 0; s < S; ++s)
+          if (s >= s0) acc[s % kQrTileChains] = fma(uu[s], a[s][t], acc[s % kQrTileChains]);
+        T d = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        d += ShflXor(d, CG, L);
+        w[t] = cg + CG * t > j ? h.kappa * d : T(0);
+      }
+#pragma unroll
+      for (int t = 0; t < NT; ++t) {
+        if (CG * t + CG - 1 <= j) continue;
+#pragma unroll
+        for (int s = 0; s < S; ++s)
+          if (s >= s0) a[s][t] = fma(-w[t], uu[s], a[s][t]);
+      }
+      if (rg == j % 2 && cg == j % CG) a[s0][tj] = h.beta;
+    }
+
+    if (active) {
+      T* dst = args.r + b * int64_t(n) * n;
+#pragma unroll
+      for (int s = 0; s < S; ++s)
+#pragma unroll
+        for (int t = 0; t < NT; ++t) {
+          const int i = rg + 2 * s, c = cg + CG * t;
+          if (i < n && c < n) dst[i * n + c] = i <= c ? a[s][t] : T(0);
+        }
+    }
+  }
+}
+
+template <typename T, int M, int L>
+struct QrTileTag {};  // PersistentGrid's occupancy cache key
+
+template <typename T, int M, int L>
+cudaError_t QrTileLaunch(cudaStream_t stream, const QrArgs<T>& args) {
+  constexpr int kGroups = QrTileShape<M, L>::kGroups;
+  auto kernel = QrTileKernel<T, M, L>;
+  unsigned grid = 0;
+  cudaError_t e = PersistentGrid<QrTileTag<T, M, L>>(kernel, tuning::kQrTileThreads, 0,
+                                                      CeilDiv(args.batch, kGroups), &grid);
+  if (e != cudaSuccess) return e;
+  kernel<<<grid, tuning::kQrTileThreads, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+template <typename T>
+bool QrTileTakes(int m, int n, QrOutput out) {
+  return out == QrOutput::kR && n >= tuning::kQrTileMinN && n <= m && m <= tuning::kQrTileMaxM;
+}
+
+template <typename T>
+cudaError_t QrTile(cudaStream_t stream, const QrArgs<T>& args) {
+  if (!QrTileTakes<T>(args.m, args.n, QrOutput::kR) || args.batch < 0 || args.r == nullptr)
+    return cudaErrorInvalidValue;
+  if (args.batch == 0) return cudaGetLastError();
+  constexpr int L = tuning::QrTileLanes(sizeof(T) == 8);
+  return args.m <= 24 ? QrTileLaunch<T, 24, L>(stream, args) : QrTileLaunch<T, 32, L>(stream, args);
+}
+
+}  // namespace detail
+}  // namespace batchla
