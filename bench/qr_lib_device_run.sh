@@ -20,7 +20,7 @@ build() {
   (mkdir -p /tmp/qrobj && ls cuda/qr*.cu $checks |
      xargs -P 8 -I{} sh -c 'nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I. -c {} \
        -o /tmp/qrobj/$(basename {} .cu).o' &&
-   nvcc -arch=sm_90 -o /tmp/check_qr_small /tmp/qrobj/check_qr_small.o /tmp/qrobj/qr_small_*.o &&
+   nvcc -arch=sm_90 -o /tmp/check_qr_small /tmp/qrobj/check_qr_small.o /tmp/qrobj/qr_small_*.o /tmp/qrobj/qr_tile.o &&
    { [ "$quick" = 1 ] || nvcc -arch=sm_90 -o /tmp/check_qr /tmp/qrobj/check_qr.o /tmp/qrobj/qr*.o; }) \
     > "$OUT/check_build.log" 2>&1 &
   JAX_BATCHLA_CUDA_ARCHS=90 timeout 300 python3 -m pip install --no-build-isolation --no-deps -q -e . \

@@ -46,7 +46,7 @@ for round in $(seq "${ROUNDS:-2}"); do
   for v in "${timed[@]}"; do
     step "$v timing (round $round)"
     echo "## round $round" >> "$OUT/timing_$v.txt"
-    timeout 120 "/tmp/$v" --timing-only >> "$OUT/timing_$v.txt" 2>&1; echo "rc=$?"
+    timeout 120 "/tmp/$v" --timing-only ${TIMING_ARGS:-} >> "$OUT/timing_$v.txt" 2>&1; echo "rc=$?"
   done
 done
 [ "${PIP:-0}" = 1 ] && (JAX_BATCHLA_CUDA_ARCHS=90 timeout 300 python3 -m pip install --no-build-isolation \

@@ -217,7 +217,9 @@ cudaError_t QrTile(cudaStream_t stream, const QrArgs<T>& args) {
     return cudaErrorInvalidValue;
   if (args.batch == 0) return cudaGetLastError();
   constexpr int L = tuning::QrTileLanes(sizeof(T) == 8);
-  return args.m <= 24 ? QrTileLaunch<T, 24, L>(stream, args) : QrTileLaunch<T, 32, L>(stream, args);
+  if (args.m <= 16) return QrTileLaunch<T, 16, L>(stream, args);  // only with kQrTileMinN <= 16
+  if (args.m <= 24) return QrTileLaunch<T, 24, L>(stream, args);
+  return QrTileLaunch<T, 32, L>(stream, args);
 }
 
 }  // namespace detail

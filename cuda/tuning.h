@@ -336,8 +336,12 @@ constexpr int kQrSmallRescueCallMinM = BATCHLA_QR_SMALL_RESCUE_CALL_MIN_M;
 constexpr int kQrSmallRescueCallMinM = 16;
 #endif
 // Tile class (cuda/qr_tile.cuh): kR for kQrTileMinN <= n <= m <= kQrTileMaxM, a 2 x (L / 2) lane
-// grid per matrix, L = QrTileLanes lanes (32: a warp; 16: two matrices a warp). Benchmark
-// overrides: BATCHLA_QR_TILE_MINN (33: off), BATCHLA_QR_TILE_LANES. bench/NOTES.md "QR tile class".
+// grid per matrix, L = QrTileLanes lanes (32: a warp; 16: two matrices a warp). Measured (H100,
+// check_qr_small --timing-only, kR, ms, best of two; bench/NOTES.md "QR tile class"), small class
+// / L = 32 / L = 16: f32 n = 20 0.673 / 0.815 / 0.458, 24 0.521 / 0.616 / 0.370, 28 0.578 / 0.649 /
+// 0.475, 32 0.474 / 0.514 / 0.402; f64 n = 20 0.543 / 0.627 / 0.389, 32 0.421 / 0.401 / 0.375.
+// Benchmark overrides: BATCHLA_QR_TILE_MINN (33: off), BATCHLA_QR_TILE_LANES,
+// BATCHLA_QR_TILE_MIN_BLOCKS_F32 (__launch_bounds__' second argument for float; 0 = ptxas' choice).
 constexpr int kQrTileThreads = 128;
 constexpr int kQrTileMaxM = 32;
 #ifdef BATCHLA_QR_TILE_MINN
@@ -346,8 +350,8 @@ constexpr int kQrTileMinN = BATCHLA_QR_TILE_MINN;
 constexpr int kQrTileMinN = 17;
 #endif
 constexpr int QrTileMinBlocks(bool f64) {
-#ifdef BATCHLA_QR_TILE_MIN_BLOCKS
-  return (void)f64, BATCHLA_QR_TILE_MIN_BLOCKS;
+#ifdef BATCHLA_QR_TILE_MIN_BLOCKS_F32
+  return f64 ? 0 : BATCHLA_QR_TILE_MIN_BLOCKS_F32;
 #else
   return (void)f64, 0;
 #endif
@@ -356,7 +360,7 @@ constexpr int QrTileLanes(bool f64) {
 #ifdef BATCHLA_QR_TILE_LANES
   return (void)f64, BATCHLA_QR_TILE_LANES;
 #else
-  return (void)f64, 32;
+  return (void)f64, 16;
 #endif
 }
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that

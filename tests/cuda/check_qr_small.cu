@@ -15,10 +15,11 @@
 // BATCHLA_CHECK_SANITIZE=1 (sanitize mode, tests/cuda/check_common.h): checks only, every shape
 // below (each padded height M and unit width is its own kernel) with batches <= 40 (the 1M- and
 // 30011-matrix grid-stride cases become 40: a few units per block, same code).
-// Usage: check_qr_small [--no-timing | --timing-only] [--m64-only] | --time-one N f32|f64
+// Usage: check_qr_small [--no-timing | --timing-only [--r-only]] [--m64-only] | --time-one N f32|f64
 // Timing: kR n = 2..64, kQr n = 16..64, geqrf n = 16, 32 (both dtypes), kQr / lstsq / geqrf at
 // n = 8, 31, 63 (256 MiB inputs, median of 7).
-// (--m64-only: only the shapes that run the M = 64 kernels, e.g. for compute-sanitizer.)
+// (--m64-only: only the shapes that run the M = 64 kernels, e.g. for compute-sanitizer;
+// --r-only: only the kR timings.)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -391,7 +392,7 @@ static void Checks() {
                            {32, 8}, {32, 1},
                            // the tile class's kR (n >= 17, M = 24 and 32; square and tall)
                            {17, 17}, {23, 23}, {24, 17}, {24, 24}, {25, 25}, {28, 28}, {32, 17},
-                           {30, 24},
+                           {30, 24}, {13, 13}, {16, 9}, {15, 12},
                            // M = 64: tall (ncols <= 32, a warp) and wide (a pair of warps).
                            {33, 33}, {40, 17}, {48, 48}, {64, 64}, {64, 1}, {64, 32}, {63, 40},
                            {33, 2}, {64, 33}};
@@ -418,7 +419,7 @@ static void Checks() {
 }
 
 int main(int argc, char** argv) {
-  bool timing = !SanitizeMode(), checks = true;
+  bool timing = !SanitizeMode(), checks = true, r_only = false;
   if (argc == 4 && !std::strcmp(argv[1], "--time-one")) {  // one kR timing (for a profiler)
     const int n = std::atoi(argv[2]);
     if (!std::strcmp(argv[3], "f64")) Time<double>(n, QrOutput::kR, "r");
@@ -429,6 +430,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--no-timing")) timing = false;
     if (!std::strcmp(argv[i], "--timing-only")) checks = false;
     if (!std::strcmp(argv[i], "--m64-only")) g_m64_only = true;
+    if (!std::strcmp(argv[i], "--r-only")) r_only = true;
   }
   if (checks) { Checks<float>(); Checks<double>(); }
   if (timing) {
@@ -436,6 +438,8 @@ int main(int argc, char** argv) {
       Time<float>(n, QrOutput::kR, "r");
       Time<double>(n, QrOutput::kR, "r");
     }
+  }
+  if (timing && !r_only) {
     for (int n : {16, 24, 32, 48, 64}) { Time<float>(n, QrOutput::kQr, "qr"); Time<double>(n, QrOutput::kQr, "qr"); }
     for (int n : {16, 32}) { Time<float>(n, QrOutput::kGeqrf, "geqrf"); Time<double>(n, QrOutput::kGeqrf, "geqrf"); }
     for (int n : {8, 31, 63}) {  // lstsq needs n + k <= 64
