@@ -6,7 +6,8 @@
 # it is), and from this tree with each of VARIANTS="name:flags|name:flags" (optional), all built
 # here with all cores; the full check of each (a failure of new stops the call; of a variant,
 # drops it), --timing-only alternately (ROUNDS rounds, appended to timing_<program>.txt), then
-# compute-sanitizer memcheck / racecheck of new in sanitize mode (sanitize.txt). PIP=1: the
+# compute-sanitizer memcheck / racecheck of new in sanitize mode (sanitize.txt; SAN=0: none;
+# OLD_CHECK=0: old is only timed). PIP=1: the
 # library's editable build starts after the timing (a warm machine keeps it for the next call).
 set -uo pipefail
 source "$(dirname "$0")/device_common.sh"
@@ -35,6 +36,7 @@ wait
 timed=()
 for v in "${programs[@]}"; do
   [ -x "/tmp/$v" ] || { echo "$v: build failed"; tail -5 "$OUT/build_${v#qrs_}.log"; continue; }
+  [ "$v" = qrs_old ] && [ "${OLD_CHECK:-1}" = 0 ] && { timed+=("$v"); continue; }
   step "$v --no-timing"
   timeout "${CHECK_TIMEOUT:-150}" "/tmp/$v" --no-timing > "$OUT/check_$v.txt" 2>&1; rc=$?
   echo "rc=$rc"; grep -E "FAIL|PASS" "$OUT/check_$v.txt" | head -10
@@ -51,7 +53,7 @@ for round in $(seq "${ROUNDS:-2}"); do
 done
 [ "${PIP:-0}" = 1 ] && (JAX_BATCHLA_CUDA_ARCHS=90 timeout 300 python3 -m pip install --no-build-isolation \
   --no-deps -e . > "$OUT/pip_build.log" 2>&1; echo "pip rc=$?" >> "$OUT/pip_build.log") &
-for tool in memcheck racecheck; do
+for tool in $([ "${SAN:-1}" = 1 ] && echo memcheck racecheck); do
   step "sanitizer $tool"
   echo "## $tool" >> "$OUT/sanitize.txt"
   BATCHLA_CHECK_SANITIZE=1 timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool $tool --error-exitcode 9 \

@@ -338,10 +338,12 @@ constexpr int kQrSmallRescueCallMinM = 16;
 // Tile class (cuda/qr_tile.cuh): kR for kQrTileMinN <= n <= m <= kQrTileMaxM, a 2 x (L / 2) lane
 // grid per matrix, L = QrTileLanes lanes (32: a warp; 16: two matrices a warp). Measured (H100,
 // check_qr_small --timing-only, kR, ms, best of two; bench/NOTES.md "QR tile class"), small class
-// / L = 32 / L = 16: f32 n = 20 0.673 / 0.815 / 0.458, 24 0.521 / 0.616 / 0.370, 28 0.578 / 0.649 /
-// 0.475, 32 0.474 / 0.514 / 0.402; f64 n = 20 0.543 / 0.627 / 0.389, 32 0.421 / 0.401 / 0.375.
-// Benchmark overrides: BATCHLA_QR_TILE_MINN (33: off), BATCHLA_QR_TILE_LANES,
-// BATCHLA_QR_TILE_MIN_BLOCKS_F32 (__launch_bounds__' second argument for float; 0 = ptxas' choice).
+// / tile L = 32 / tile L = 16: f32 n = 20 0.666 / 0.815 / 0.457, 24 0.515 / 0.616 / 0.366, 28 0.569 /
+// 0.649 / 0.473, 32 0.471 / 0.514 / 0.397; f64 n = 20 0.536 / 0.627 / 0.394, 32 0.427 / 0.401 /
+// 0.375. Below n = 17 the small class wins (tile M = 16, f32 n = 12 / 16: 0.626 / 0.407 against
+// 0.378 / 0.282). Benchmark overrides: BATCHLA_QR_TILE_MINN (33: off), BATCHLA_QR_TILE_LANES,
+// BATCHLA_QR_TILE_MIN_BLOCKS_F32 (__launch_bounds__' second argument for float; 0 = ptxas' choice;
+// 4 caps f32 at 128 registers: M = 32 spills 140 B, n = 32 0.397 -> 0.437 ms).
 constexpr int kQrTileThreads = 128;
 constexpr int kQrTileMaxM = 32;
 #ifdef BATCHLA_QR_TILE_MINN

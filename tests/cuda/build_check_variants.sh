@@ -19,7 +19,12 @@ export NVCC_FLAGS="${flags[*]}" OUT_DIR="$out"
 is_per_variant() { for p in "${per_variant[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 # Shared objects, rebuilt only when a source or a header is newer.
 shared=()
-for f in cuda/"$family"*.cu tests/cuda/check_"$family".cu; do is_per_variant "$f" || shared+=("$f"); done
+# Classes a family's check also dispatches to, outside its prefix.
+also=()
+[ "$family" = qr_small ] && also=(cuda/qr_tile.cu)
+for f in cuda/"$family"*.cu "${also[@]}" tests/cuda/check_"$family".cu; do
+  is_per_variant "$f" || shared+=("$f")
+done
 for f in "${shared[@]}"; do
   o="$out/$(basename "$f" .cu).o"
   [ -f "$o" ] && [ "$o" -nt "$f" ] && [ -z "$(find cuda tests/cuda -name '*.cuh' -newer "$o" -o -name '*.h' -newer "$o")" ] || echo "$f"
