@@ -1,14 +1,19 @@
 """Checks a benchmark JSON against the speed targets of the issues and prints a markdown table.
 
-Usage: python3 -m bench.targets bench/results/nvidia-h200.json
+Usage: python3 -m bench.targets bench/results/nvidia-h200.json [--copy-gbps 4232]
 Each target: (op, predicate on n, metric, threshold[, dtype]). Metrics: 'fraction' (of the
 roofline), 'x_jnp' / 'x_torch' / 'x_ours_standard' (that library's time / our time in the same
 run; ours_standard is our standard-layout kernel, timed for the interleaved il_ ops), 'x_peer' (the
 faster of jnp and torch / ours), 'best_gflops' (one row per dtype: our highest GFLOP/s over the n
 in range, shown at the n that reached it). A target with a dtype applies to that dtype only.
+--copy-gbps G: 'fraction' against a copy bandwidth of G GB/s instead of the run's own (e.g. an
+H100 run at 4232, the H200's: what a kernel that takes the same time on both cards, i.e. one that
+is latency- or issue-bound and not memory-bound, would reach on an H200; for a memory-bound row
+it understates the H200's fraction).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Callable, NamedTuple
@@ -56,7 +61,15 @@ TARGETS = [Target(*t) for t in [  # issue 3: the Cholesky family
 ]]
 
 
-def evaluate(rows):
+def fraction(r, meta, copy_gbps=None):
+    """Our roofline fraction of row r, against copy_gbps (GB/s) when given."""
+    if copy_gbps is None:
+        return r["roofline_fraction"]
+    ideal = max(r["bytes"] / (copy_gbps * 1e9), r["flops"] / meta["peak_flops"])
+    return ideal / r["seconds"]
+
+
+def evaluate(rows, meta=None, copy_gbps=None):
     by_key = {(r["lib"], r["op"], r["dtype"], r["n"]): r for r in rows}
     out = []
     for op, in_range, metric, threshold, only_dtype in TARGETS:
@@ -69,7 +82,7 @@ def evaluate(rows):
                 best[dtype] = max(best.get(dtype, (-1.0, n)), (r["gflop_per_s"], n))
                 continue
             if metric == "fraction":
-                value = r["roofline_fraction"]
+                value = fraction(r, meta, copy_gbps)
             else:
                 libs = ("jnp", "torch") if metric == "x_peer" else (metric[2:],)
                 peers = [by_key.get((lib_, op, dtype, n), {}).get("seconds") for lib_ in libs]
@@ -81,9 +94,16 @@ def evaluate(rows):
     return out
 
 
-def main(path):
-    rows = json.load(open(path))["rows"]
-    results = evaluate(rows)
+def main(argv):
+    parser = argparse.ArgumentParser(description="Speed targets of the issues against a bench JSON.")
+    parser.add_argument("path", nargs="?", default="bench/results/nvidia-h200.json")
+    parser.add_argument("--copy-gbps", type=float, default=None,
+                        help="copy bandwidth (GB/s) for 'fraction' instead of the run's own")
+    args = parser.parse_args(argv)
+    if args.copy_gbps is not None:
+        print(f"Fractions against {args.copy_gbps:g} GB/s of copy bandwidth, not the run's own.\n")
+    data = json.load(open(args.path))
+    results = evaluate(data["rows"], data.get("meta"), args.copy_gbps)
     print("| op | dtype | n | metric | target | measured | met |\n|---|---|---:|---|---:|---:|---|")
     for op, dtype, n, metric, threshold, value, ok in results:
         print(f"| {op} | {dtype} | {n} | {metric} | {threshold:g} | {value:.2f} | {'yes' if ok else 'NO'} |")
@@ -92,4 +112,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "bench/results/nvidia-h200.json")
+    main(sys.argv[1:])
