@@ -7,8 +7,8 @@
 # here with all cores; the full check of each (a failure of new stops the call; of a variant,
 # drops it), --timing-only alternately (ROUNDS rounds, appended to timing_<program>.txt), then
 # compute-sanitizer memcheck / racecheck of new in sanitize mode (sanitize.txt; SAN=0: none;
-# OLD_CHECK=0: old is only timed). PIP=1: the
-# library's editable build starts after the timing (a warm machine keeps it for the next call).
+# OLD_CHECK=0: old is only timed). PIP=1: the library's editable build starts after the timing
+# (a warm machine keeps it for the next call).
 set -uo pipefail
 source "$(dirname "$0")/device_common.sh"
 flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I.)

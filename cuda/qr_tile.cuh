@@ -79,7 +79,7 @@ __device__ __noinline__ QrTileRefl<T> QrTileRescue(T* u, int J, int S, int lane,
 constexpr int kQrTileChains = 4;
 
 template <typename T, int M, int L>
-__global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::QrTileMinBlocks(sizeof(T) == 8))
+__global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::kQrTileMinBlocks.Of(sizeof(T) == 8))
     QrTileKernel(QrArgs<T> args) {
   using Shape = QrTileShape<M, L>;
   constexpr int CG = Shape::kCG, S = Shape::kS, NT = Shape::kNT, kGroups = Shape::kGroups;
@@ -216,7 +216,7 @@ cudaError_t QrTile(cudaStream_t stream, const QrArgs<T>& args) {
   if (!QrTileTakes<T>(args.m, args.n, QrOutput::kR) || args.batch < 0 || args.r == nullptr)
     return cudaErrorInvalidValue;
   if (args.batch == 0) return cudaGetLastError();
-  constexpr int L = tuning::QrTileLanes(sizeof(T) == 8);
+  constexpr int L = tuning::kQrTileLanes.Of(sizeof(T) == 8);
   if (args.m <= 16) return QrTileLaunch<T, 16, L>(stream, args);  // only with kQrTileMinN <= 16
   if (args.m <= 24) return QrTileLaunch<T, 24, L>(stream, args);
   return QrTileLaunch<T, 32, L>(stream, args);

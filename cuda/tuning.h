@@ -336,7 +336,7 @@ constexpr int kQrSmallRescueCallMinM = BATCHLA_QR_SMALL_RESCUE_CALL_MIN_M;
 constexpr int kQrSmallRescueCallMinM = 16;
 #endif
 // Tile class (cuda/qr_tile.cuh): kR for kQrTileMinN <= n <= m <= kQrTileMaxM, a 2 x (L / 2) lane
-// grid per matrix, L = QrTileLanes lanes (32: a warp; 16: two matrices a warp). Measured (H100,
+// grid per matrix, L = kQrTileLanes lanes (32: a warp; 16: two matrices a warp). Measured (H100,
 // check_qr_small --timing-only, kR, ms, best of two; bench/NOTES.md "QR tile class"), small class
 // / tile L = 32 / tile L = 16: f32 n = 20 0.666 / 0.815 / 0.457, 24 0.515 / 0.616 / 0.366, 28 0.569 /
 // 0.649 / 0.473, 32 0.471 / 0.514 / 0.397; f64 n = 20 0.536 / 0.627 / 0.394, 32 0.427 / 0.401 /
@@ -346,25 +346,18 @@ constexpr int kQrSmallRescueCallMinM = 16;
 // 4 caps f32 at 128 registers: M = 32 spills 140 B, n = 32 0.397 -> 0.437 ms).
 constexpr int kQrTileThreads = 128;
 constexpr int kQrTileMaxM = 32;
-#ifdef BATCHLA_QR_TILE_MINN
-constexpr int kQrTileMinN = BATCHLA_QR_TILE_MINN;
-#else
-constexpr int kQrTileMinN = 17;
+#ifndef BATCHLA_QR_TILE_MINN
+#define BATCHLA_QR_TILE_MINN -1
 #endif
-constexpr int QrTileMinBlocks(bool f64) {
-#ifdef BATCHLA_QR_TILE_MIN_BLOCKS_F32
-  return f64 ? 0 : BATCHLA_QR_TILE_MIN_BLOCKS_F32;
-#else
-  return (void)f64, 0;
+#ifndef BATCHLA_QR_TILE_LANES
+#define BATCHLA_QR_TILE_LANES -1
 #endif
-}
-constexpr int QrTileLanes(bool f64) {
-#ifdef BATCHLA_QR_TILE_LANES
-  return (void)f64, BATCHLA_QR_TILE_LANES;
-#else
-  return (void)f64, 16;
+#ifndef BATCHLA_QR_TILE_MIN_BLOCKS_F32
+#define BATCHLA_QR_TILE_MIN_BLOCKS_F32 0
 #endif
-}
+constexpr int kQrTileMinN = Overridden(BATCHLA_QR_TILE_MINN, {17, 17}).f32;
+constexpr PerDtype kQrTileLanes = Overridden(BATCHLA_QR_TILE_LANES, {16, 16});
+constexpr PerDtype kQrTileMinBlocks{BATCHLA_QR_TILE_MIN_BLOCKS_F32, 0};
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,
 // bench/NOTES.md "engine panel widths"): medium (m <= 160) NB 4 / 8 / 16: qr_r f32 n = 128 172 /
