@@ -4,9 +4,9 @@
 // of every lane; here both dimensions shrink with the step (bench/NOTES.md "QR tile class").
 //
 // Layout: a GROUP of L lanes (tuning.h kQrTileLanes: 16, two matrices a warp; 32, a warp per
-// matrix, measured slower) holds one matrix in
-// registers as a 2 x CG lane grid (CG = L / 2): lane (rg, cg) = rg * CG + cg holds rows rg + 2 s
-// (s < S = M / 2) and columns cg + CG t (t < NT), zeros past m and n. Both are cyclic, so at step
+// matrix, measured slower) holds one matrix in registers as a 2 x CG lane grid (CG = L / 2): lane
+// (rg, cg) = rg * CG + cg holds rows rg + 2 s (s < S = M / 2) and columns cg + CG t (t < NT),
+// zeros past m and n. Both are cyclic, so at step
 // j the row slots s < j / 2 and the column slots whose columns are all <= j are dead in every
 // lane and skipped at compile time (the step loop is unrolled).
 // Step j: the lanes of column j (cg = j % CG) store it, raw, to the group's slot (permuted: u[rg *
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::kQrTileMinBloc
   const unsigned group_mask = L == 32 ? 0xffffffffu : 0xffffu << (threadIdx.x & 16);
   __shared__ __align__(16) T slots[kGroups][2][M];
   const int m = args.m, n = args.n;
-  // Uniform over the block, so both groups of a warp (L = 16) take the same trips: the steps'
+  // Uniform over the block, so both groups of a warp (L = 16) take the same trips: the steps
   // __syncwarp and full-warp shuffles need all 32 lanes (an idle group runs on zeros).
   for (int64_t base = int64_t(blockIdx.x) * kGroups; base < args.batch;
        base += int64_t(gridDim.x) * kGroups) {
