@@ -141,43 +141,50 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::kQrTileMinBloc
       const T alpha = ShflIdx(a[s0][tj], (j % 2) * CG + j % CG, L);
       const T s2 = fma(alpha, alpha, xn2);
       QrTileRefl<T> h;
-      if (xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi) {
+      if (j + 1 == m) {
+        // No rows below j (the last column of a square matrix): H = I, LAPACK's n = 1 dlarfg.
+        // Its own case, or every square matrix would take the rescue below for x == 0.
+        h = {T(0), T(1), alpha};
+      } else if (xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi) {
         // Usual case: beta^2 and beta (beta - alpha) <= 2 s2 stay finite and normal.
         const T beta = -copysign(s2 * ApproxRsqrt(s2), alpha);
         h = {ApproxRcp(beta * (beta - alpha)), alpha - beta, beta};
       } else {
         h = QrTileRescue(slots[group][j % 2], j, S, lane, L, group_mask, alpha, xn2, s2);
       }
-      __syncwarp();  // the slot is written
+      const bool holds_rjj = rg == j % 2 && cg == j % CG;
+      if (j + 1 < n) {  // else the last column: no column right of it to update
+        __syncwarp();  // the slot is written
 
-      // u at this lane's rows: row j -> uj, row j - 1 (j odd, row group 0) -> 0.
-      T uu[S];
-#pragma unroll
-      for (int q = 0; q < S / kV; ++q)
-        if ((q + 1) * kV > s0) V::Split(reinterpret_cast<const typename V::Vec*>(u)[q], uu + q * kV);
-      uu[s0] = rg == j % 2 ? h.uj : (j % 2 == 1 ? T(0) : uu[s0]);
-      // w_t = kappa u^T a(:, c) for the lane's live columns c > j (the row groups' halves
-      // joined by one shuffle); 0 for c <= j.
-      T w[NT];
-#pragma unroll
-      for (int t = 0; t < NT; ++t) {
-        if (CG * t + CG - 1 <= j) continue;  // every column of slot t is <= j
-        T acc[kQrTileChains] = {};
-#pragma unroll
-        for (int s = 0; s < S; ++s)
-          if (s >= s0) acc[s % kQrTileChains] = fma(uu[s], a[s][t], acc[s % kQrTileChains]);
-        T d = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-        d += ShflXor(d, CG, L);
-        w[t] = cg + CG * t > j ? h.kappa * d : T(0);
+        // u at this lane's rows: row j -> uj, row j - 1 (j odd, row group 0) -> 0.
+        T uu[S];
+  #pragma unroll
+        for (int q = 0; q < S / kV; ++q)
+          if ((q + 1) * kV > s0) V::Split(reinterpret_cast<const typename V::Vec*>(u)[q], uu + q * kV);
+        uu[s0] = rg == j % 2 ? h.uj : (j % 2 == 1 ? T(0) : uu[s0]);
+        // w_t = kappa u^T a(:, c) for the lane's live columns c > j (the row groups' halves
+        // joined by one shuffle); 0 for c <= j.
+        T w[NT];
+  #pragma unroll
+        for (int t = 0; t < NT; ++t) {
+          if (CG * t + CG - 1 <= j) continue;  // every column of slot t is <= j
+          T acc[kQrTileChains] = {};
+  #pragma unroll
+          for (int s = 0; s < S; ++s)
+            if (s >= s0) acc[s % kQrTileChains] = fma(uu[s], a[s][t], acc[s % kQrTileChains]);
+          T d = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+          d += ShflXor(d, CG, L);
+          w[t] = cg + CG * t > j ? h.kappa * d : T(0);
+        }
+  #pragma unroll
+        for (int t = 0; t < NT; ++t) {
+          if (CG * t + CG - 1 <= j) continue;
+  #pragma unroll
+          for (int s = 0; s < S; ++s)
+            if (s >= s0) a[s][t] = fma(-w[t], uu[s], a[s][t]);
+        }
       }
-#pragma unroll
-      for (int t = 0; t < NT; ++t) {
-        if (CG * t + CG - 1 <= j) continue;
-#pragma unroll
-        for (int s = 0; s < S; ++s)
-          if (s >= s0) a[s][t] = fma(-w[t], uu[s], a[s][t]);
-      }
-      if (rg == j % 2 && cg == j % CG) a[s0][tj] = h.beta;
+      if (holds_rjj) a[s0][tj] = h.beta;
     }
 
     if (active) {
