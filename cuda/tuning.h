@@ -342,8 +342,9 @@ constexpr int kQrSmallRescueCallMinM = 16;
 // 0.649 / 0.473, 32 0.471 / 0.514 / 0.397; f64 n = 20 0.536 / 0.627 / 0.394, 32 0.427 / 0.401 /
 // 0.375. Below n = 17 the small class wins (tile M = 16, f32 n = 12 / 16: 0.626 / 0.407 against
 // 0.378 / 0.282). Benchmark overrides: BATCHLA_QR_TILE_MINN (33: off), BATCHLA_QR_TILE_LANES,
-// BATCHLA_QR_TILE_MIN_BLOCKS_F32 (__launch_bounds__' second argument for float; 0 = ptxas' choice;
-// 4 caps f32 at 128 registers: M = 32 spills 140 B, n = 32 0.397 -> 0.437 ms).
+// BATCHLA_QR_TILE_MIN_BLOCKS_F32 / _F64 (__launch_bounds__' second argument; 0 = ptxas' choice;
+// before the last-column fix, 4 capped f32 at 128 registers: M = 32 spilled 140 B, n = 32 0.397 ->
+// 0.437 ms).
 constexpr int kQrTileThreads = 128;
 constexpr int kQrTileMaxM = 32;
 #ifndef BATCHLA_QR_TILE_MINN
@@ -355,9 +356,12 @@ constexpr int kQrTileMaxM = 32;
 #ifndef BATCHLA_QR_TILE_MIN_BLOCKS_F32
 #define BATCHLA_QR_TILE_MIN_BLOCKS_F32 0
 #endif
+#ifndef BATCHLA_QR_TILE_MIN_BLOCKS_F64
+#define BATCHLA_QR_TILE_MIN_BLOCKS_F64 0
+#endif
 constexpr int kQrTileMinN = Overridden(BATCHLA_QR_TILE_MINN, {17, 17}).f32;
 constexpr PerDtype kQrTileLanes = Overridden(BATCHLA_QR_TILE_LANES, {16, 16});
-constexpr PerDtype kQrTileMinBlocks{BATCHLA_QR_TILE_MIN_BLOCKS_F32, 0};
+constexpr PerDtype kQrTileMinBlocks{BATCHLA_QR_TILE_MIN_BLOCKS_F32, BATCHLA_QR_TILE_MIN_BLOCKS_F64};
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,
 // bench/NOTES.md "engine panel widths"): medium (m <= 160) NB 4 / 8 / 16: qr_r f32 n = 128 172 /
