@@ -1,5 +1,5 @@
 // Batched Householder QR, TILE class (cuda/qr_dispatch.h): R only (QrOutput::kR) for
-// tuning::kQrTileMinN <= n <= m <= 32. There the small class's layout (a lane per column) idles
+// tuning::kQrTileMinN (f32 17, f64 12) <= n <= m <= 32. There the small class's layout (a lane per column) idles
 // the lanes whose column is done and takes every step's dot, update and next norm over all M rows
 // of every lane; here both dimensions shrink with the step (bench/NOTES.md "QR tile class").
 //
@@ -217,7 +217,7 @@ cudaError_t QrTileLaunch(cudaStream_t stream, const QrArgs<T>& args) {
 
 template <typename T>
 bool QrTileTakes(int m, int n, QrOutput out) {
-  return out == QrOutput::kR && n >= tuning::kQrTileMinN && n <= m && m <= tuning::kQrTileMaxM;
+  return out == QrOutput::kR && n >= tuning::kQrTileMinN.Of(sizeof(T) == 8) && n <= m && m <= tuning::kQrTileMaxM;
 }
 
 template <typename T>
@@ -226,7 +226,7 @@ cudaError_t QrTile(cudaStream_t stream, const QrArgs<T>& args) {
     return cudaErrorInvalidValue;
   if (args.batch == 0) return cudaGetLastError();
   constexpr int L = tuning::kQrTileLanes.Of(sizeof(T) == 8);
-  if (args.m <= 16) return QrTileLaunch<T, 16, L>(stream, args);  // only with kQrTileMinN <= 16
+  if (args.m <= 16) return QrTileLaunch<T, 16, L>(stream, args);  // f64 from n = 12 (tuning.h)
   if (args.m <= 24) return QrTileLaunch<T, 24, L>(stream, args);
   return QrTileLaunch<T, 32, L>(stream, args);
 }

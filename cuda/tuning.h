@@ -340,9 +340,10 @@ constexpr int kQrSmallRescueCallMinM = 16;
 // check_qr_small --timing-only, kR, ms, best of two; bench/NOTES.md "QR tile class"), small class
 // / tile L = 32 / tile L = 16: f32 n = 20 0.666 / 0.815 / 0.457, 24 0.515 / 0.616 / 0.366, 28 0.569 /
 // 0.649 / 0.473, 32 0.471 / 0.514 / 0.397; f64 n = 20 0.536 / 0.627 / 0.394, 32 0.427 / 0.401 /
-// 0.375. Below n = 17 the small class wins (tile M = 16, f32 n = 12 / 16: 0.626 / 0.407 against
-// 0.378 / 0.282). Benchmark overrides: BATCHLA_QR_TILE_MINN (33: off), BATCHLA_QR_TILE_LANES,
-// BATCHLA_QR_TILE_MIN_BLOCKS_F32 / _F64 (__launch_bounds__' second argument; 0 = ptxas' choice;
+// 0.375. Below n = 17 (tile M = 16; H200, 2026-11-28 b, after the last-column fix): f32 n = 12 /
+// 16 0.419 / 0.287 against the small class's 0.376 / 0.268, but f64 0.298 / 0.212 against 0.366
+// / 0.250, so f64 starts at 12 (n = 9..11 not timed). Benchmark overrides: BATCHLA_QR_TILE_MINN
+// (33: off), BATCHLA_QR_TILE_LANES, BATCHLA_QR_TILE_MIN_BLOCKS_F32 / _F64 (__launch_bounds__' second argument; 0 = ptxas' choice;
 // before the last-column fix, 4 capped f32 at 128 registers: M = 32 spilled 140 B, n = 32 0.397 ->
 // 0.437 ms).
 constexpr int kQrTileThreads = 128;
@@ -359,7 +360,7 @@ constexpr int kQrTileMaxM = 32;
 #ifndef BATCHLA_QR_TILE_MIN_BLOCKS_F64
 #define BATCHLA_QR_TILE_MIN_BLOCKS_F64 0
 #endif
-constexpr int kQrTileMinN = Overridden(BATCHLA_QR_TILE_MINN, {17, 17}).f32;
+constexpr PerDtype kQrTileMinN = Overridden(BATCHLA_QR_TILE_MINN, {17, 12});
 constexpr PerDtype kQrTileLanes = Overridden(BATCHLA_QR_TILE_LANES, {16, 16});
 constexpr PerDtype kQrTileMinBlocks{BATCHLA_QR_TILE_MIN_BLOCKS_F32, BATCHLA_QR_TILE_MIN_BLOCKS_F64};
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
