@@ -217,7 +217,8 @@ cudaError_t QrTileLaunch(cudaStream_t stream, const QrArgs<T>& args) {
 
 template <typename T>
 bool QrTileTakes(int m, int n, QrOutput out) {
-  return out == QrOutput::kR && n >= tuning::kQrTileMinN.Of(sizeof(T) == 8) && n <= m && m <= tuning::kQrTileMaxM;
+  return out == QrOutput::kR && n >= tuning::kQrTileMinN.Of(sizeof(T) == 8) && n <= m &&
+         m <= tuning::kQrTileMaxM;
 }
 
 template <typename T>
