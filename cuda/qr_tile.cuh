@@ -1,7 +1,8 @@
 // Batched Householder QR, TILE class (cuda/qr_dispatch.h): R only (QrOutput::kR) for
-// tuning::kQrTileMinN (f32 17, f64 12) <= n <= m <= 32. There the small class's layout (a lane per column) idles
-// the lanes whose column is done and takes every step's dot, update and next norm over all M rows
-// of every lane; here both dimensions shrink with the step (bench/NOTES.md "QR tile class").
+// tuning::kQrTileMinN (f32 17, f64 12) <= n <= m <= 32. There the small class's layout (a lane
+// per column) idles the lanes whose column is done and takes every step's dot, update and next
+// norm over all M rows of every lane; here both dimensions shrink with the step (bench/NOTES.md
+// "QR tile class").
 //
 // Layout: a GROUP of L lanes (tuning.h kQrTileLanes: 16, two matrices a warp; 32, a warp per
 // matrix, measured slower) holds one matrix in registers as a 2 x CG lane grid (CG = L / 2): lane

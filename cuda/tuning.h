@@ -343,9 +343,9 @@ constexpr int kQrSmallRescueCallMinM = 16;
 // 0.375. Below n = 17 (tile M = 16; H200, 2026-11-28 b, after the last-column fix): f32 n = 12 /
 // 16 0.419 / 0.287 against the small class's 0.376 / 0.268, but f64 0.298 / 0.212 against 0.366
 // / 0.250, so f64 starts at 12 (n = 9..11 not timed). Benchmark overrides: BATCHLA_QR_TILE_MINN
-// (33: off), BATCHLA_QR_TILE_LANES, BATCHLA_QR_TILE_MIN_BLOCKS_F32 / _F64 (__launch_bounds__' second argument; 0 = ptxas' choice;
-// before the last-column fix, 4 capped f32 at 128 registers: M = 32 spilled 140 B, n = 32 0.397 ->
-// 0.437 ms).
+// (33: off), BATCHLA_QR_TILE_LANES, BATCHLA_QR_TILE_MIN_BLOCKS_F32 / _F64 (__launch_bounds__'
+// second argument; 0 = ptxas' choice; f32 5 / f64 3 measured 1 % faster at f32 n = 20 / 24, 5-10 %
+// slower at n = 28 / 32).
 constexpr int kQrTileThreads = 128;
 constexpr int kQrTileMaxM = 32;
 #ifndef BATCHLA_QR_TILE_MINN
