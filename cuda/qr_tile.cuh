@@ -161,7 +161,8 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::kQrTileMinBloc
         T uu[S];
   #pragma unroll
         for (int q = 0; q < S / kV; ++q)
-          if ((q + 1) * kV > s0) V::Split(reinterpret_cast<const typename V::Vec*>(u)[q], uu + q * kV);
+          if ((q + 1) * kV > s0)
+            V::Split(reinterpret_cast<const typename V::Vec*>(u)[q], uu + q * kV);
         uu[s0] = rg == j % 2 ? h.uj : (j % 2 == 1 ? T(0) : uu[s0]);
         // w_t = kappa u^T a(:, c) for the lane's live columns c > j (the row groups' halves
         // joined by one shuffle); 0 for c <= j.
