@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::kQrTileMinBloc
 
         // u at this lane's rows: row j -> uj, row j - 1 (j odd, row group 0) -> 0.
         T uu[S];
-  #pragma unroll
+#pragma unroll
         for (int q = 0; q < S / kV; ++q)
           if ((q + 1) * kV > s0)
             V::Split(reinterpret_cast<const typename V::Vec*>(u)[q], uu + q * kV);
@@ -167,21 +167,21 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::kQrTileMinBloc
         // w_t = kappa u^T a(:, c) for the lane's live columns c > j (the row groups' halves
         // joined by one shuffle); 0 for c <= j.
         T w[NT];
-  #pragma unroll
+#pragma unroll
         for (int t = 0; t < NT; ++t) {
           if (CG * t + CG - 1 <= j) continue;  // every column of slot t is <= j
           T acc[kQrTileChains] = {};
-  #pragma unroll
+#pragma unroll
           for (int s = 0; s < S; ++s)
             if (s >= s0) acc[s % kQrTileChains] = fma(uu[s], a[s][t], acc[s % kQrTileChains]);
           T d = (acc[0] + acc[1]) + (acc[2] + acc[3]);
           d += ShflXor(d, CG, L);
           w[t] = cg + CG * t > j ? h.kappa * d : T(0);
         }
-  #pragma unroll
+#pragma unroll
         for (int t = 0; t < NT; ++t) {
           if (CG * t + CG - 1 <= j) continue;
-  #pragma unroll
+#pragma unroll
           for (int s = 0; s < S; ++s)
             if (s >= s0) a[s][t] = fma(-w[t], uu[s], a[s][t]);
         }
