@@ -34,13 +34,20 @@
 namespace batchla {
 namespace detail {
 
+template <typename T>
+constexpr int kPer16 = 16 / int(sizeof(T));  // values in 16 bytes
+
 template <int M, int L>
 struct QrTileShape {
   static constexpr int kCG = L / 2;                          // column groups
   static constexpr int kS = M / 2;                           // row slots a lane
   static constexpr int kNT = (M + kCG - 1) / kCG;            // column slots a lane (n <= M)
   static constexpr int kGroups = tuning::kQrTileThreads / L;  // matrices a block
-  static_assert(L == 16 || L == 32, "a warp or half a warp per matrix");
+  // A lane's positions in a slot: its S rows rounded up to whole 16-byte vectors (the positions
+  // s >= S hold zeros).
+  template <typename T>
+  static constexpr int kSP = (kS + kPer16<T> - 1) / kPer16<T> * kPer16<T>;
+  static_assert(L == 8 || L == 16 || L == 32, "a quarter, a half or a whole warp per matrix");
   static_assert(M % 2 == 0 && M <= 32, "two row groups, at most 32 rows");
 };
 
@@ -50,30 +57,31 @@ struct QrTileRefl {
   T kappa, uj, beta;
 };
 
-// Row of position p of a slot (u[rg * S + s] = row rg + 2 s).
-__device__ __forceinline__ int QrTileRow(int p, int S) { return p / S + 2 * (p % S); }
+// Row of position p of a slot (u[rg * SP + s] = row rg + 2 s; positions s >= S, the rounding to
+// whole vectors, map past the matrix and hold zeros).
+__device__ __forceinline__ int QrTileRow(int p, int SP) { return p / SP + 2 * (p % SP); }
 
 // dlarfg's rare branch: x (rows > J of the slot u, stored raw by the column's lanes) tiny (or 0),
 // huge or non-finite. Every lane of the group (mask) computes the same beta from the slot; then
 // LAPACK's form: u(i > J) = x / (alpha - beta), written back by the lanes in turn, kappa = tau,
 // uj = 1. Runtime loops: one out-of-line copy a kernel, not one a step.
 template <typename T>
-__device__ __noinline__ QrTileRefl<T> QrTileRescue(T* u, int J, int S, int lane, int L,
+__device__ __noinline__ QrTileRefl<T> QrTileRescue(T* u, int J, int SP, int lane, int L,
                                                    unsigned mask, T alpha, T xn2, T s2) {
   __syncwarp(mask);  // the column's stores are visible
   T amax = 0;
-  for (int p = 0; p < 2 * S; ++p)
-    if (QrTileRow(p, S) > J) amax = fmax(amax, fabs(u[p]));
+  for (int p = 0; p < 2 * SP; ++p)
+    if (QrTileRow(p, SP) > J) amax = fmax(amax, fabs(u[p]));
   if (amax == T(0) && xn2 == xn2) return {T(0), T(1), alpha};  // x == 0: H = I, R(j, j) = alpha
   const T beta = QrSmallRescaledBeta(alpha, amax, xn2, s2, [&](T r, T t) {
-    for (int p = 0; p < 2 * S; ++p)
-      if (QrTileRow(p, S) > J) t = fma(u[p] * r, u[p] * r, t);
+    for (int p = 0; p < 2 * SP; ++p)
+      if (QrTileRow(p, SP) > J) t = fma(u[p] * r, u[p] * r, t);
     return t;
   });
   const T inv = T(1) / (alpha - beta);
   __syncwarp(mask);  // every lane has read x
-  for (int p = lane; p < 2 * S; p += L)
-    if (QrTileRow(p, S) > J) u[p] *= inv;
+  for (int p = lane; p < 2 * SP; p += L)
+    if (QrTileRow(p, SP) > J) u[p] *= inv;
   return {(beta - alpha) / beta, T(1), beta};
 }
 
@@ -87,11 +95,11 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::kQrTileMinBloc
   constexpr int CG = Shape::kCG, S = Shape::kS, NT = Shape::kNT, kGroups = Shape::kGroups;
   using V = QrSmallScalar<T>;
   constexpr int kV = V::kV;
-  static_assert(S % kV == 0, "a lane's rows of a slot are whole 16-byte vectors");
+  constexpr int SP = Shape::template kSP<T>;
   const int lane = threadIdx.x % L, group = threadIdx.x / L;
   const int rg = lane / CG, cg = lane % CG;
-  const unsigned group_mask = L == 32 ? 0xffffffffu : 0xffffu << (threadIdx.x & 16);
-  __shared__ __align__(16) T slots[kGroups][2][M];
+  const unsigned group_mask = L == 32 ? 0xffffffffu : ((1u << L) - 1) << (threadIdx.x & (32 - L));
+  __shared__ __align__(16) T slots[kGroups][2][2 * SP];
   const int m = args.m, n = args.n;
   // Uniform over the block, so both groups of a warp (L = 16) take the same trips: the steps
   // __syncwarp and full-warp shuffles need all 32 lanes (an idle group runs on zeros).
@@ -115,18 +123,18 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::kQrTileMinBloc
       if (j >= n) break;  // uniform: n is the launch's
       // Constants once unrolled: column j's slot, the first live row slot, the slot ring.
       const int tj = j / CG, s0 = j / 2;
-      T* u = slots[group][j % 2] + rg * S;
+      T* u = slots[group][j % 2] + rg * SP;
       // Column j to the slot (rows of slots >= s0), and its squares below row j (in slot s0 only
       // row j + 1, when j is even).
       T nrm[kQrTileChains] = {};
       if (cg == j % CG) {
 #pragma unroll
-        for (int q = 0; q < S / kV; ++q) {
+        for (int q = 0; q < SP / kV; ++q) {
           if ((q + 1) * kV <= s0) continue;
           typename V::Vec vec;
           T* pe = reinterpret_cast<T*>(&vec);
 #pragma unroll
-          for (int e = 0; e < kV; ++e) pe[e] = a[q * kV + e][tj];
+          for (int e = 0; e < kV; ++e) pe[e] = q * kV + e < S ? a[(q * kV + e) % S][tj] : T(0);
           reinterpret_cast<typename V::Vec*>(u)[q] = vec;
         }
       }
@@ -151,7 +159,7 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::kQrTileMinBloc
         const T beta = -copysign(s2 * ApproxRsqrt(s2), alpha);
         h = {ApproxRcp(beta * (beta - alpha)), alpha - beta, beta};
       } else {
-        h = QrTileRescue(slots[group][j % 2], j, S, lane, L, group_mask, alpha, xn2, s2);
+        h = QrTileRescue(slots[group][j % 2], j, SP, lane, L, group_mask, alpha, xn2, s2);
       }
       const bool holds_rjj = rg == j % 2 && cg == j % CG;
       if (j + 1 < n) {  // else the last column: no column right of it to update
@@ -160,9 +168,14 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::kQrTileMinBloc
         // u at this lane's rows: row j -> uj, row j - 1 (j odd, row group 0) -> 0.
         T uu[S];
 #pragma unroll
-        for (int q = 0; q < S / kV; ++q)
-          if ((q + 1) * kV > s0)
-            V::Split(reinterpret_cast<const typename V::Vec*>(u)[q], uu + q * kV);
+        for (int q = 0; q < SP / kV; ++q) {
+          if ((q + 1) * kV <= s0) continue;
+          T x[kV];
+          V::Split(reinterpret_cast<const typename V::Vec*>(u)[q], x);
+#pragma unroll
+          for (int e = 0; e < kV; ++e)
+            if (q * kV + e < S) uu[q * kV + e] = x[e];
+        }
         uu[s0] = rg == j % 2 ? h.uj : (j % 2 == 1 ? T(0) : uu[s0]);
         // w_t = kappa u^T a(:, c) for the lane's live columns c > j (the row groups' halves
         // joined by one shuffle); 0 for c <= j.
@@ -228,9 +241,14 @@ cudaError_t QrTile(cudaStream_t stream, const QrArgs<T>& args) {
   if (!QrTileTakes<T>(args.m, args.n, QrOutput::kR) || args.batch < 0 || args.r == nullptr)
     return cudaErrorInvalidValue;
   if (args.batch == 0) return cudaGetLastError();
-  constexpr int L = tuning::kQrTileLanes.Of(sizeof(T) == 8);
-  if (args.m <= 16) return QrTileLaunch<T, 16, L>(stream, args);  // f64 from n = 12 (tuning.h)
+  constexpr int L = tuning::kQrTileLanes.Of(sizeof(T) == 8);         // M = 24, 28, 32
+  constexpr int LS = tuning::kQrTileLanesLow.Of(sizeof(T) == 8);     // M = 16, 20
+  if (args.m <= 16) return QrTileLaunch<T, 16, LS>(stream, args);  // f64 from n = 12 (tuning.h)
+  if constexpr (tuning::kQrTileExactM)
+    if (args.m <= 20) return QrTileLaunch<T, 20, LS>(stream, args);
   if (args.m <= 24) return QrTileLaunch<T, 24, L>(stream, args);
+  if constexpr (tuning::kQrTileExactM)
+    if (args.m <= 28) return QrTileLaunch<T, 28, L>(stream, args);
   return QrTileLaunch<T, 32, L>(stream, args);
 }
 

@@ -362,6 +362,17 @@ constexpr int kQrTileMaxM = 32;
 #endif
 constexpr PerDtype kQrTileMinN = Overridden(BATCHLA_QR_TILE_MINN, {17, 12});
 constexpr PerDtype kQrTileLanes = Overridden(BATCHLA_QR_TILE_LANES, {16, 16});
+// Lanes a matrix of the M = 16 (and M = 20) instances; 8: four matrices a warp (2 x 4 grid).
+#ifndef BATCHLA_QR_TILE_LANES_LOW
+#define BATCHLA_QR_TILE_LANES_LOW -1
+#endif
+constexpr PerDtype kQrTileLanesLow = Overridden(BATCHLA_QR_TILE_LANES_LOW, {16, 16});
+// M = 20 and 28 instances (rows padded to 20 / 28, not 24 / 32); off: not measured since the
+// last-column fix (before it, no clear gain: bench/NOTES.md "QR tile class — measured").
+#ifndef BATCHLA_QR_TILE_EXACT_M
+#define BATCHLA_QR_TILE_EXACT_M 0
+#endif
+constexpr bool kQrTileExactM = BATCHLA_QR_TILE_EXACT_M != 0;
 constexpr PerDtype kQrTileMinBlocks{BATCHLA_QR_TILE_MIN_BLOCKS_F32, BATCHLA_QR_TILE_MIN_BLOCKS_F64};
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,
