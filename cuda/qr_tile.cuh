@@ -5,18 +5,20 @@
 // "QR tile class").
 //
 // Layout: a GROUP of L lanes (tuning.h kQrTileLanes: 16, two matrices a warp; 32, a warp per
-// matrix, measured slower) holds one matrix in registers as a 2 x CG lane grid (CG = L / 2): lane
-// (rg, cg) = rg * CG + cg holds rows rg + 2 s (s < S = M / 2) and columns cg + CG t (t < NT),
-// zeros past m and n. Both are cyclic, so at step
-// j the row slots s < j / 2 and the column slots whose columns are all <= j are dead in every
-// lane and skipped at compile time (the step loop is unrolled).
+// matrix, measured slower; kQrTileLanesLow for M <= 20, 8 = four matrices a warp, not measured)
+// holds one matrix in registers as a 2 x CG lane grid (CG = L / 2): lane (rg, cg) = rg * CG + cg
+// holds rows rg + 2 s (s < S = M / 2) and columns cg + CG t (t < NT), zeros past m and n. Both
+// are cyclic, so at step j the row slots s < j / 2 and the column slots whose columns are all <=
+// j are dead in every lane and skipped at compile time (the step loop is unrolled).
 // Step j: the lanes of column j (cg = j % CG) store it, raw, to the group's slot (permuted: u[rg *
-// S + s] = row rg + 2 s; the slot positions of rows < j are stale and never read as such) and sum
-// its squares below row j; one shuffle joins the two row groups and two broadcast ||x||^2 and
-// alpha, and every lane computes dlarfg itself (no divergence): u = [alpha - beta; x] unscaled,
-// kappa = 1 / (beta (beta - alpha)), as the small class's kR. After one sync every lane reads its
-// rows of u (16-byte loads; row j gets alpha - beta by a select), takes the partial dots of its
-// live columns, one shuffle each joins the row groups, and it updates its elements.
+// SP + s] = row rg + 2 s, SP = S rounded up to whole 16-byte vectors; the slot positions of rows
+// < j are stale and never read as such) and sum its squares below row j; one shuffle joins the
+// two row groups and two broadcast ||x||^2 and alpha, and every lane computes dlarfg itself (no
+// divergence): u = [alpha - beta; x] unscaled, kappa = 1 / (beta (beta - alpha)), as the small
+// class's kR. After one sync every lane reads its rows of u (16-byte loads; row j gets alpha -
+// beta by a select), takes the partial dots of its live columns, one shuffle each joins the row
+// groups, and it updates its elements. The last column of a square matrix (no rows below it)
+// takes H = I directly, and the last step updates nothing.
 // dlarfg's rare branch (x tiny, huge or non-finite) is out of line (QrTileRescue), taken by the
 // whole group together: NaN / Inf stay in their matrix's group.
 // Storage ROW-MAJOR, int64_t matrix offsets (launch.h). Two slots a group (a ring: the sync of
@@ -101,7 +103,7 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::kQrTileMinBloc
   const unsigned group_mask = L == 32 ? 0xffffffffu : ((1u << L) - 1) << (threadIdx.x & (32 - L));
   __shared__ __align__(16) T slots[kGroups][2][2 * SP];
   const int m = args.m, n = args.n;
-  // Uniform over the block, so both groups of a warp (L = 16) take the same trips: the steps
+  // Uniform over the block, so every group of a warp (L < 32) takes the same trips: the steps'
   // __syncwarp and full-warp shuffles need all 32 lanes (an idle group runs on zeros).
   for (int64_t base = int64_t(blockIdx.x) * kGroups; base < args.batch;
        base += int64_t(gridDim.x) * kGroups) {
