@@ -3,12 +3,14 @@
 # bench/NOTES.md "geqrf small class", "QR tile class"): check_qr_small built from this tree
 # ("new", with NEW_FLAGS, e.g. -DBATCHLA_QR_SMALL_CPL=2), from this tree with PATCH reversed and
 # OLD_FLAGS ("old": PATCH = `git diff` of the change, carried e.g. in .carry/; unset: this tree as
-# it is), and from this tree with each of VARIANTS="name:flags|name:flags" (optional), all built
-# here with all cores; the full check of each (a failure of new stops the call; of a variant,
-# drops it), --timing-only alternately (ROUNDS rounds, appended to timing_<program>.txt), then
-# compute-sanitizer memcheck / racecheck of new in sanitize mode (sanitize.txt; SAN=0: none;
-# OLD_CHECK=0: old is only timed). PIP=1: the library's editable build starts after the timing
-# (a warm machine keeps it for the next call).
+# it is), from this tree with each of VARIANTS="name:flags|name:flags" (optional), and from this
+# tree with each of PATCH_VARIANTS="name:patch|name:patch" applied (optional; e.g. prepared
+# patches under bench/results/), all built here with all cores; the full check of each (a failure
+# of new stops the call; of a variant, drops it), --timing-only alternately (ROUNDS rounds,
+# appended to timing_<program>.txt), then compute-sanitizer memcheck / racecheck in sanitize
+# mode of new and of each program named in SAN_ALSO="qrs_name ..." that passed its check
+# (sanitize.txt; SAN=0: none; OLD_CHECK=0: old is only timed). PIP=1: the library's editable
+# build starts after the timing (a warm machine keeps it for the next call).
 set -uo pipefail
 source "$(dirname "$0")/device_common.sh"
 flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I.)
@@ -29,6 +31,14 @@ IFS='|' read -r -a variants <<< "${VARIANTS:-}"
 for v in "${variants[@]}"; do
   name=${v%%:*}
   build . "qrs_$name" "${v#*:}" > "$OUT/build_$name.log" 2>&1 &
+  programs+=("qrs_$name")
+done
+IFS='|' read -r -a patch_variants <<< "${PATCH_VARIANTS:-}"
+for v in "${patch_variants[@]}"; do
+  name=${v%%:*}; tree=/tmp/tree_$name
+  rm -rf "$tree" && mkdir -p "$tree" && cp -r cuda tests "$tree"/ &&
+    (cd "$tree" && patch -s -p1 < "$OLDPWD/${v#*:}") || { echo "$name: patch failed"; continue; }
+  build "$tree" "qrs_$name" > "$OUT/build_$name.log" 2>&1 &
   programs+=("qrs_$name")
 done
 wait
@@ -53,16 +63,19 @@ for round in $(seq "${ROUNDS:-2}"); do
 done
 [ "${PIP:-0}" = 1 ] && (JAX_BATCHLA_CUDA_ARCHS=90 timeout 300 python3 -m pip install --no-build-isolation \
   --no-deps -e . > "$OUT/pip_build.log" 2>&1; echo "pip rc=$?" >> "$OUT/pip_build.log") &
-for tool in $([ "${SAN:-1}" = 1 ] && echo memcheck racecheck); do
-  step "sanitizer $tool"
-  echo "## $tool" >> "$OUT/sanitize.txt"
-  BATCHLA_CHECK_SANITIZE=1 timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool $tool --error-exitcode 9 \
-    /tmp/qrs_new --no-timing >> "$OUT/sanitize.txt" 2>&1
-  echo "rc=$?"; tail -2 "$OUT/sanitize.txt"
+for prog in qrs_new ${SAN_ALSO:-}; do
+  [[ " ${timed[*]} " == *" $prog "* ]] || continue
+  for tool in $([ "${SAN:-1}" = 1 ] && echo memcheck racecheck); do
+    step "sanitizer $tool $prog"
+    echo "## $tool $prog" >> "$OUT/sanitize.txt"
+    BATCHLA_CHECK_SANITIZE=1 timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool $tool \
+      --error-exitcode 9 "/tmp/$prog" --no-timing >> "$OUT/sanitize.txt" 2>&1
+    echo "rc=$?"; tail -2 "$OUT/sanitize.txt"
+  done
 done
 wait; [ -f "$OUT/pip_build.log" ] && tail -1 "$OUT/pip_build.log"
-# At most 8 files come back: the logs and checks of every program in one file each.
-for kind in build check; do
+# At most 8 files come back: the logs, checks and timings of every program in one file each.
+for kind in build check timing; do
   for f in "$OUT"/${kind}_*; do echo "##### $(basename "$f")"; cat "$f"; rm "$f"; done \
     > "/tmp/${kind}_all.txt" 2>/dev/null; mv "/tmp/${kind}_all.txt" "$OUT/${kind}_all.txt"
 done
