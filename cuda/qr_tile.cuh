@@ -36,9 +36,6 @@
 namespace batchla {
 namespace detail {
 
-template <typename T>
-constexpr int kPer16 = 16 / int(sizeof(T));  // values in 16 bytes
-
 template <int M, int L>
 struct QrTileShape {
   static constexpr int kCG = L / 2;                          // column groups
@@ -48,7 +45,7 @@ struct QrTileShape {
   // A lane's positions in a slot: its S rows rounded up to whole 16-byte vectors (the positions
   // s >= S hold zeros).
   template <typename T>
-  static constexpr int kSP = (kS + kPer16<T> - 1) / kPer16<T> * kPer16<T>;
+  static constexpr int kSP = CeilDiv(kS, QrSmallScalar<T>::kV) * QrSmallScalar<T>::kV;
   static_assert(L == 8 || L == 16 || L == 32, "a quarter, a half or a whole warp per matrix");
   static_assert(M % 2 == 0 && M <= 32, "two row groups, at most 32 rows");
 };
@@ -91,7 +88,8 @@ __device__ __noinline__ QrTileRefl<T> QrTileRescue(T* u, int J, int SP, int lane
 constexpr int kQrTileChains = 4;
 
 template <typename T, int M, int L>
-__global__ void __launch_bounds__(tuning::kQrTileThreads, tuning::kQrTileMinBlocks.Of(sizeof(T) == 8))
+__global__ void __launch_bounds__(tuning::kQrTileThreads,
+                                  tuning::kQrTileMinBlocks.Of(sizeof(T) == 8))
     QrTileKernel(QrArgs<T> args) {
   using Shape = QrTileShape<M, L>;
   constexpr int CG = Shape::kCG, S = Shape::kS, NT = Shape::kNT, kGroups = Shape::kGroups;

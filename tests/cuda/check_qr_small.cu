@@ -390,7 +390,8 @@ static void Checks() {
   const int shapes[][2] = {{1, 1}, {2, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 3}, {7, 7}, {8, 8}, {9, 4},
                            {12, 12}, {16, 16}, {17, 9}, {20, 20}, {24, 13}, {31, 31}, {32, 32},
                            {32, 8}, {32, 1},
-                           // the tile class's kR (n >= 17, M = 24 and 32; square and tall)
+                           // the tile class's kR (f32 n >= 17, f64 n >= 12; M = 16, 24, 32;
+                           // square and tall)
                            {17, 17}, {23, 23}, {24, 17}, {24, 24}, {25, 25}, {28, 28}, {32, 17},
                            {30, 24}, {13, 13}, {16, 9}, {15, 12},
                            // M = 64: tall (ncols <= 32, a warp) and wide (a pair of warps).
