@@ -20,6 +20,14 @@ build() {  # build TREE NAME [EXTRA_FLAGS]
      xargs -P 16 -I{} sh -c "nvcc ${flags[*]} ${3:-} -c {} -o $o/\$(basename {} .cu).o") &&
     nvcc -arch=sm_90 -o "/tmp/$2" "$o"/*.o
 }
+# At most 8 files come back: the logs, checks and timings of every program in one file each, packed
+# (and the table printed) before the sanitizers, so a call cut by its time limit keeps its timings.
+pack() {
+  for kind in build check timing; do
+    for f in "$OUT"/${kind}_*; do echo "##### $(basename "$f")"; cat "$f"; rm "$f"; done \
+      > "/tmp/${kind}_all.txt" 2>/dev/null; mv "/tmp/${kind}_all.txt" "$OUT/${kind}_all.txt"
+  done
+}
 step build
 rm -rf /tmp/oldtree && mkdir -p /tmp/oldtree && cp -r cuda tests /tmp/oldtree/ &&
   { [ -z "${PATCH:-}" ] || (cd /tmp/oldtree && patch -s -R -p1 < "$OLDPWD/$PATCH"); } ||
@@ -61,6 +69,7 @@ for round in $(seq "${ROUNDS:-2}"); do
     timeout 120 "/tmp/$v" --timing-only ${TIMING_ARGS:-} >> "$OUT/timing_$v.txt" 2>&1; echo "rc=$?"
   done
 done
+pack; python3 -m bench.ab_timing_table "$OUT/timing_all.txt" qrs_new
 [ "${PIP:-0}" = 1 ] && (JAX_BATCHLA_CUDA_ARCHS=90 timeout 300 python3 -m pip install --no-build-isolation \
   --no-deps -e . > "$OUT/pip_build.log" 2>&1; echo "pip rc=$?" >> "$OUT/pip_build.log") &
 for prog in qrs_new ${SAN_ALSO:-}; do
@@ -74,9 +83,4 @@ for prog in qrs_new ${SAN_ALSO:-}; do
   done
 done
 wait; [ -f "$OUT/pip_build.log" ] && tail -1 "$OUT/pip_build.log"
-# At most 8 files come back: the logs, checks and timings of every program in one file each.
-for kind in build check timing; do
-  for f in "$OUT"/${kind}_*; do echo "##### $(basename "$f")"; cat "$f"; rm "$f"; done \
-    > "/tmp/${kind}_all.txt" 2>/dev/null; mv "/tmp/${kind}_all.txt" "$OUT/${kind}_all.txt"
-done
 step done

@@ -3,9 +3,9 @@
 //           cuda/qr_small*.{cuh,cu}   QrSmall<T>
 //           (a lane per column, the column in registers; a warp per unit for ncols <= 32, a pair
 //           of warps above; fused outputs only)
-//   tile    kR, tuning::kQrTileMinN <= n <= m <= kQrTileMaxM (17 / 12, 32) cuda/qr_tile.{cuh,cu}
-//           (the matrix in registers on a 2 x (L / 2) lane grid, both dimensions cyclic; L = 16:
-//           two matrices a warp)   QrTile<T>
+//   tile    kR, tuning::kQrTileMinN <= n <= m <= kQrTileMaxM (9, 32)  cuda/qr_tile.{cuh,cu}
+//           (the matrix in registers on a 2 x (L / 2) lane grid, both dimensions cyclic; L = 8
+//           for m <= 20, 16 above: four or two matrices a warp)   QrTile<T>
 //   panel   kR / kGeqrf, tuning::kQrPanelMinM < m <= kQrPanelMaxM    cuda/qr_panel*.{cuh,cu}
 //           (a block per matrix in shared memory; one warp factors 16-column panels in
 //           registers, every thread updates one trailing column)   QrPanel<T>

@@ -1,11 +1,11 @@
 // Batched Householder QR, TILE class (cuda/qr_dispatch.h): R only (QrOutput::kR) for
-// tuning::kQrTileMinN (f32 17, f64 12) <= n <= m <= 32. There the small class's layout (a lane
+// tuning::kQrTileMinN (9) <= n <= m <= 32. There the small class's layout (a lane
 // per column) idles the lanes whose column is done and takes every step's dot, update and next
 // norm over all M rows of every lane; here both dimensions shrink with the step (bench/NOTES.md
 // "QR tile class").
 //
 // Layout: a GROUP of L lanes (tuning.h kQrTileLanes: 16, two matrices a warp; 32, a warp per
-// matrix, measured slower; kQrTileLanesLow for M <= 20, 8 = four matrices a warp, not measured)
+// matrix, measured slower; kQrTileLanesLow 8 for M <= 20: four matrices a warp, 1.2-1.5x faster)
 // holds one matrix in registers as a 2 x CG lane grid (CG = L / 2): lane (rg, cg) = rg * CG + cg
 // holds rows rg + 2 s (s < S = M / 2) and columns cg + CG t (t < NT), zeros past m and n. Both
 // are cyclic, so at step j the row slots s < j / 2 and the column slots whose columns are all <=
@@ -243,7 +243,7 @@ cudaError_t QrTile(cudaStream_t stream, const QrArgs<T>& args) {
   if (args.batch == 0) return cudaGetLastError();
   constexpr int L = tuning::kQrTileLanes.Of(sizeof(T) == 8);         // M = 24, 28, 32
   constexpr int LS = tuning::kQrTileLanesLow.Of(sizeof(T) == 8);     // M = 16, 20
-  if (args.m <= 16) return QrTileLaunch<T, 16, LS>(stream, args);  // f64 from n = 12 (tuning.h)
+  if (args.m <= 16) return QrTileLaunch<T, 16, LS>(stream, args);  // from n = 9 (tuning.h)
   if constexpr (tuning::kQrTileExactM)
     if (args.m <= 20) return QrTileLaunch<T, 20, LS>(stream, args);
   if (args.m <= 24) return QrTileLaunch<T, 24, L>(stream, args);

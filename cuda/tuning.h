@@ -342,7 +342,11 @@ constexpr int kQrSmallRescueCallMinM = 16;
 // 0.649 / 0.473, 32 0.471 / 0.514 / 0.397; f64 n = 20 0.536 / 0.627 / 0.394, 32 0.427 / 0.401 /
 // 0.375. Below n = 17 (tile M = 16; H200, 2026-11-28 b, after the last-column fix): f32 n = 12 /
 // 16 0.419 / 0.287 against the small class's 0.376 / 0.268, but f64 0.298 / 0.212 against 0.366
-// / 0.250, so f64 starts at 12 (n = 9..11 not timed). Benchmark overrides: BATCHLA_QR_TILE_MINN
+// / 0.250. With four matrices a warp at M = 16 / 20 (kQrTileLanesLow 8) and the M = 20 / 28
+// instances (H200, 2026-11-28 c, bench/NOTES.md "QR tile: four matrices a warp"), small class ->
+// tile, ms: f32 n = 12 0.376 -> 0.277, 16 0.270 -> 0.201, 20 0.355 -> 0.260, 28 0.396 -> 0.354;
+// f64 12 0.301 -> 0.223, 16 0.213 -> 0.181, 20 0.328 -> 0.223, 28 0.391 -> 0.370; so both dtypes
+// start at n = 9 (9..11 checked, not timed). Benchmark overrides: BATCHLA_QR_TILE_MINN
 // (33: off), BATCHLA_QR_TILE_LANES, BATCHLA_QR_TILE_MIN_BLOCKS_F32 / _F64 (__launch_bounds__'
 // second argument; 0 = ptxas' choice; f32 5 / f64 3 measured 1 % faster at f32 n = 20 / 24, 5-10 %
 // slower at n = 28 / 32).
@@ -360,17 +364,17 @@ constexpr int kQrTileMaxM = 32;
 #ifndef BATCHLA_QR_TILE_MIN_BLOCKS_F64
 #define BATCHLA_QR_TILE_MIN_BLOCKS_F64 0
 #endif
-constexpr PerDtype kQrTileMinN = Overridden(BATCHLA_QR_TILE_MINN, {17, 12});
+constexpr PerDtype kQrTileMinN = Overridden(BATCHLA_QR_TILE_MINN, {9, 9});
 constexpr PerDtype kQrTileLanes = Overridden(BATCHLA_QR_TILE_LANES, {16, 16});
-// Lanes a matrix of the M = 16 (and M = 20) instances; 8: four matrices a warp (2 x 4 grid).
+// Lanes a matrix of the M = 16 and M = 20 instances; 8: four matrices a warp (2 x 4 grid).
 #ifndef BATCHLA_QR_TILE_LANES_LOW
 #define BATCHLA_QR_TILE_LANES_LOW -1
 #endif
-constexpr PerDtype kQrTileLanesLow = Overridden(BATCHLA_QR_TILE_LANES_LOW, {16, 16});
-// M = 20 and 28 instances (rows padded to 20 / 28, not 24 / 32); off: not measured since the
-// last-column fix (before it, no clear gain: bench/NOTES.md "QR tile class — measured").
+constexpr PerDtype kQrTileLanesLow = Overridden(BATCHLA_QR_TILE_LANES_LOW, {8, 8});
+// M = 20 and 28 instances (rows padded to 20 / 28, not 24 / 32): n = 20 1.15x (f32) / 1.21x
+// (f64), n = 28 1.09x / 1.05x on L = 16 alone (H200, 2026-11-28 c); 0: off.
 #ifndef BATCHLA_QR_TILE_EXACT_M
-#define BATCHLA_QR_TILE_EXACT_M 0
+#define BATCHLA_QR_TILE_EXACT_M 1
 #endif
 constexpr bool kQrTileExactM = BATCHLA_QR_TILE_EXACT_M != 0;
 constexpr PerDtype kQrTileMinBlocks{BATCHLA_QR_TILE_MIN_BLOCKS_F32, BATCHLA_QR_TILE_MIN_BLOCKS_F64};
