@@ -243,6 +243,8 @@ cudaError_t QrTile(cudaStream_t stream, const QrArgs<T>& args) {
   if (args.batch == 0) return cudaGetLastError();
   constexpr int L = tuning::kQrTileLanes.Of(sizeof(T) == 8);         // M = 24, 28, 32
   constexpr int LS = tuning::kQrTileLanesLow.Of(sizeof(T) == 8);     // M = 16, 20
+  if constexpr (tuning::kQrTileM12)
+    if (args.m <= 12) return QrTileLaunch<T, 12, LS>(stream, args);
   if (args.m <= 16) return QrTileLaunch<T, 16, LS>(stream, args);  // from n = 9 (tuning.h)
   if constexpr (tuning::kQrTileExactM)
     if (args.m <= 20) return QrTileLaunch<T, 20, LS>(stream, args);

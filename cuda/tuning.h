@@ -377,6 +377,12 @@ constexpr PerDtype kQrTileLanesLow = Overridden(BATCHLA_QR_TILE_LANES_LOW, {8, 8
 #define BATCHLA_QR_TILE_EXACT_M 1
 #endif
 constexpr bool kQrTileExactM = BATCHLA_QR_TILE_EXACT_M != 0;
+// An M = 12 instance for m = 9..12 (else padded to 16): built, not yet timed or sanitized on a
+// GPU (bench/NOTES.md "QR tile: an M = 12 instance"); 1: on.
+#ifndef BATCHLA_QR_TILE_M12
+#define BATCHLA_QR_TILE_M12 0
+#endif
+constexpr bool kQrTileM12 = BATCHLA_QR_TILE_M12 != 0;
 constexpr PerDtype kQrTileMinBlocks{BATCHLA_QR_TILE_MIN_BLOCKS_F32, BATCHLA_QR_TILE_MIN_BLOCKS_F64};
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,

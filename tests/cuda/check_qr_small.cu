@@ -390,10 +390,10 @@ static void Checks() {
   const int shapes[][2] = {{1, 1}, {2, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 3}, {7, 7}, {8, 8}, {9, 4},
                            {12, 12}, {16, 16}, {17, 9}, {20, 20}, {24, 13}, {31, 31}, {32, 32},
                            {32, 8}, {32, 1},
-                           // the tile class's kR (f32 n >= 17, f64 n >= 12; M = 16, 24, 32;
-                           // square and tall)
+                           // the tile class's kR (n >= 9; M = 16, 20, 24, 28, 32 and, with
+                           // BATCHLA_QR_TILE_M12, 12; square and tall)
                            {17, 17}, {23, 23}, {24, 17}, {24, 24}, {25, 25}, {28, 28}, {32, 17},
-                           {30, 24}, {13, 13}, {16, 9}, {15, 12},
+                           {30, 24}, {13, 13}, {16, 9}, {15, 12}, {9, 9}, {10, 10}, {11, 9}, {12, 9},
                            // M = 64: tall (ncols <= 32, a warp) and wide (a pair of warps).
                            {33, 33}, {40, 17}, {48, 48}, {64, 64}, {64, 1}, {64, 32}, {63, 40},
                            {33, 2}, {64, 33}};
@@ -435,7 +435,7 @@ int main(int argc, char** argv) {
   }
   if (checks) { Checks<float>(); Checks<double>(); }
   if (timing) {
-    for (int n : {2, 4, 8, 12, 16, 20, 24, 28, 32, 48, 64}) {
+    for (int n : {2, 4, 8, 10, 12, 16, 20, 24, 28, 32, 48, 64}) {
       Time<float>(n, QrOutput::kR, "r");
       Time<double>(n, QrOutput::kR, "r");
     }
