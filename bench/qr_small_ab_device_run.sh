@@ -10,11 +10,15 @@
 # appended to timing_<program>.txt), then compute-sanitizer memcheck / racecheck in sanitize
 # mode of new and of each program named in SAN_ALSO="qrs_name ..." that passed its check
 # (sanitize.txt; SAN=0: none; OLD_CHECK=0: old is only timed). PIP=1: the library's editable
-# build starts after the timing (a warm machine keeps it for the next call).
+# build starts after the timing (a warm machine keeps it for the next call). A program packed
+# into .carry/ on the work machine beforehand (carry [".carry"]) is not built again, which saves
+# ~2 device minutes: FAMILY=qr_small VARIANT_SOURCES=cuda/qr_tile.cu
+# tests/cuda/build_check_variants.sh qrs_new qrs_old=FLAGS qrs_m12=FLAGS (3 minutes on 2 cores).
 set -uo pipefail
 source "$(dirname "$0")/device_common.sh"
 flags=(-std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I.)
-build() {  # build TREE NAME [EXTRA_FLAGS]
+build() {  # build TREE NAME [EXTRA_FLAGS]; a program packed in .carry/NAME.xz is used as it is
+  [ -f ".carry/$2.xz" ] && { echo "$2: prebuilt"; unpack_programs "$2"; return; }
   local o=/tmp/qrs_$2; mkdir -p "$o"
   (cd "$1" && ls cuda/qr_small*.cu cuda/qr_tile.cu tests/cuda/check_qr_small.cu |
      xargs -P 16 -I{} sh -c "nvcc ${flags[*]} ${3:-} -c {} -o $o/\$(basename {} .cu).o") &&
