@@ -346,7 +346,8 @@ constexpr int kQrSmallRescueCallMinM = 16;
 // instances (H200, 2026-11-28 c, bench/NOTES.md "QR tile: four matrices a warp"), small class ->
 // tile, ms: f32 n = 12 0.376 -> 0.277, 16 0.270 -> 0.201, 20 0.355 -> 0.260, 28 0.396 -> 0.354;
 // f64 12 0.301 -> 0.223, 16 0.213 -> 0.181, 20 0.328 -> 0.223, 28 0.391 -> 0.370; so both dtypes
-// start at n = 9 (9..11 checked, not timed). Benchmark overrides: BATCHLA_QR_TILE_MINN
+// start at n = 9 (9..11 checked; n = 10 only timed in the library: f32 0.36, f64 0.46 of the
+// roofline, the small class there not timed). Benchmark overrides: BATCHLA_QR_TILE_MINN
 // (33: off), BATCHLA_QR_TILE_LANES, BATCHLA_QR_TILE_MIN_BLOCKS_F32 / _F64 (__launch_bounds__'
 // second argument; 0 = ptxas' choice; f32 5 / f64 3 measured 1 % faster at f32 n = 20 / 24, 5-10 %
 // slower at n = 28 / 32).
