@@ -4,8 +4,9 @@
 # spend ~4 minutes of device time on pip's build. The device command then starts with
 #   bench/unpack_on_device.sh && export PYTHONPATH=$PWD
 # Needs a local python3.12 with jax and nanobind (e.g. pyenv 3.12: python3.12 -m pip install
-# jax==0.11.2 jaxlib==0.11.2 nanobind, the device's jax; a plain `jax` is newer) and nvcc. The kernel objects are incremental (BUILD_DIR), so after small changes this
-# takes a minute; from scratch about 15 minutes on 2 cores.
+# jax==0.11.2 jaxlib==0.11.2 nanobind, the device's jax; a plain `jax` is newer) and nvcc. The
+# kernel objects are incremental (BUILD_DIR), so after small changes this takes a minute; from
+# scratch about 13 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=${PY312:-}
