@@ -87,9 +87,15 @@ __device__ __noinline__ QrTileRefl<T> QrTileRescue(T* u, int J, int SP, int lane
 // Independent FMA chains of a lane's norm and dot products.
 constexpr int kQrTileChains = 4;
 
+// __launch_bounds__' blocks a SM of an instance (tuning.h; 0: ptxas' choice).
 template <typename T, int M, int L>
-__global__ void __launch_bounds__(tuning::kQrTileThreads,
-                                  tuning::kQrTileMinBlocks.Of(sizeof(T) == 8))
+constexpr int QrTileMinBlocks() {
+  if (sizeof(T) == 4 && M == 28 && L == 8) return tuning::kQrTileM28L8MinBlocksF32;
+  return tuning::kQrTileMinBlocks.Of(sizeof(T) == 8);
+}
+
+template <typename T, int M, int L>
+__global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, L>())
     QrTileKernel(QrArgs<T> args) {
   using Shape = QrTileShape<M, L>;
   constexpr int CG = Shape::kCG, S = Shape::kS, NT = Shape::kNT, kGroups = Shape::kGroups;
@@ -243,6 +249,7 @@ cudaError_t QrTile(cudaStream_t stream, const QrArgs<T>& args) {
   if (args.batch == 0) return cudaGetLastError();
   constexpr int L = tuning::kQrTileLanes.Of(sizeof(T) == 8);         // M = 24, 28, 32
   constexpr int LS = tuning::kQrTileLanesLow.Of(sizeof(T) == 8);     // M = 16, 20
+  constexpr int L28 = tuning::kQrTileLanesM28.Of(sizeof(T) == 8);    // M = 28
   if constexpr (tuning::kQrTileM12)
     if (args.m <= 12) return QrTileLaunch<T, 12, LS>(stream, args);
   if (args.m <= 16) return QrTileLaunch<T, 16, LS>(stream, args);  // from n = 9 (tuning.h)
@@ -250,7 +257,7 @@ cudaError_t QrTile(cudaStream_t stream, const QrArgs<T>& args) {
     if (args.m <= 20) return QrTileLaunch<T, 20, LS>(stream, args);
   if (args.m <= 24) return QrTileLaunch<T, 24, L>(stream, args);
   if constexpr (tuning::kQrTileExactM)
-    if (args.m <= 28) return QrTileLaunch<T, 28, L>(stream, args);
+    if (args.m <= 28) return QrTileLaunch<T, 28, L28>(stream, args);
   return QrTileLaunch<T, 32, L>(stream, args);
 }
 

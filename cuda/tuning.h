@@ -384,6 +384,20 @@ constexpr bool kQrTileExactM = BATCHLA_QR_TILE_EXACT_M != 0;
 #define BATCHLA_QR_TILE_M12 0
 #endif
 constexpr bool kQrTileM12 = BATCHLA_QR_TILE_M12 != 0;
+// Lanes a matrix of the M = 28 instance (8: four matrices a warp; the kernel's register count then
+// needs the cap below in f32). Measured as a build-wide -DBATCHLA_QR_TILE_LANES=8 (H200, 2026-11-28
+// c, bench/NOTES.md "QR tile: 8 lanes a matrix at M = 24..32"): n = 28 f32 1.06x with 3 blocks a
+// SM, f64 1.07x; n = 24 / 32 slower, so per instance. Not yet the default (-1: kQrTileLanes).
+#ifndef BATCHLA_QR_TILE_LANES_M28
+#define BATCHLA_QR_TILE_LANES_M28 -1
+#endif
+constexpr PerDtype kQrTileLanesM28 = Overridden(BATCHLA_QR_TILE_LANES_M28, kQrTileLanes);
+// __launch_bounds__' blocks a SM of the f32 M = 28 instance on 8 lanes (3: at most 168 registers;
+// without it ptxas takes 189 and the kernel ran 0.91x).
+#ifndef BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32
+#define BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32 3
+#endif
+constexpr int kQrTileM28L8MinBlocksF32 = BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32;
 constexpr PerDtype kQrTileMinBlocks{BATCHLA_QR_TILE_MIN_BLOCKS_F32, BATCHLA_QR_TILE_MIN_BLOCKS_F64};
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,
