@@ -5,7 +5,8 @@
 // "QR tile class").
 //
 // Layout: a GROUP of L lanes (tuning.h kQrTileLanes: 16, two matrices a warp; 32, a warp per
-// matrix, measured slower; kQrTileLanesLow 8 for M <= 20: four matrices a warp, 1.2-1.5x faster)
+// matrix, measured slower; kQrTileLanesLow 8 for M <= 20: four matrices a warp, 1.2-1.5x faster;
+// kQrTileLanesM28 8 for f64 M = 28, 1.08x)
 // holds one matrix in registers as a 2 x CG lane grid (CG = L / 2): lane (rg, cg) = rg * CG + cg
 // holds rows rg + 2 s (s < S = M / 2) and columns cg + CG t (t < NT), zeros past m and n. Both
 // are cyclic, so at step j the row slots s < j / 2 and the column slots whose columns are all <=
@@ -248,7 +249,7 @@ cudaError_t QrTile(cudaStream_t stream, const QrArgs<T>& args) {
     return cudaErrorInvalidValue;
   if (args.batch == 0) return cudaGetLastError();
   constexpr int L = tuning::kQrTileLanes.Of(sizeof(T) == 8);         // M = 24, 28, 32
-  constexpr int LS = tuning::kQrTileLanesLow.Of(sizeof(T) == 8);     // M = 16, 20
+  constexpr int LS = tuning::kQrTileLanesLow.Of(sizeof(T) == 8);     // M = 12, 16, 20
   constexpr int L28 = tuning::kQrTileLanesM28.Of(sizeof(T) == 8);    // M = 28
   if constexpr (tuning::kQrTileM12)
     if (args.m <= 12) return QrTileLaunch<T, 12, LS>(stream, args);

@@ -378,22 +378,24 @@ constexpr PerDtype kQrTileLanesLow = Overridden(BATCHLA_QR_TILE_LANES_LOW, {8, 8
 #define BATCHLA_QR_TILE_EXACT_M 1
 #endif
 constexpr bool kQrTileExactM = BATCHLA_QR_TILE_EXACT_M != 0;
-// An M = 12 instance for m = 9..12 (else padded to 16): built, not yet timed or sanitized on a
-// GPU (bench/NOTES.md "QR tile: an M = 12 instance"); 1: on.
+// An M = 12 instance for m = 9..12 (else padded to 16). Measured (H200, 2026-11-28 d, check_qr_small
+// --timing-only, kR, ms; bench/NOTES.md "QR tile: M = 12, and 8 lanes at M = 28 — measured"): M = 16
+// -> 12: f32 n = 10 0.350 -> 0.278, 12 0.281 -> 0.220; f64 10 0.269 -> 0.197, 12 0.225 -> 0.165.
+// 0: off.
 #ifndef BATCHLA_QR_TILE_M12
-#define BATCHLA_QR_TILE_M12 0
+#define BATCHLA_QR_TILE_M12 1
 #endif
 constexpr bool kQrTileM12 = BATCHLA_QR_TILE_M12 != 0;
-// Lanes a matrix of the M = 28 instance (8: four matrices a warp; the kernel's register count then
-// needs the cap below in f32). Measured as a build-wide -DBATCHLA_QR_TILE_LANES=8 (H200, 2026-11-28
-// c, bench/NOTES.md "QR tile: 8 lanes a matrix at M = 24..32"): n = 28 f32 1.06x with 3 blocks a
-// SM, f64 1.07x; n = 24 / 32 slower, so per instance. Not yet the default (-1: kQrTileLanes).
+// Lanes a matrix of the M = 28 instance (8: four matrices a warp). Measured (H200, 2026-11-28 d,
+// same A/B), L = 16 -> 8, kR n = 28: f64 0.363 -> 0.336 ms (1.08x, with ptxas' 196 B of spill),
+// f32 0.355 -> 0.348 (1.02x, within the run's noise, under the 168-register cap below; without the
+// cap 0.91x, 2026-11-28 c); n = 24 / 32 slower on 8 lanes, so per instance, f64 only.
 #ifndef BATCHLA_QR_TILE_LANES_M28
 #define BATCHLA_QR_TILE_LANES_M28 -1
 #endif
-constexpr PerDtype kQrTileLanesM28 = Overridden(BATCHLA_QR_TILE_LANES_M28, kQrTileLanes);
+constexpr PerDtype kQrTileLanesM28 = Overridden(BATCHLA_QR_TILE_LANES_M28, {16, 8});
 // __launch_bounds__' blocks a SM of the f32 M = 28 instance on 8 lanes (3: at most 168 registers;
-// without it ptxas takes 189 and the kernel ran 0.91x).
+// without it ptxas takes 189).
 #ifndef BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32
 #define BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32 3
 #endif

@@ -16,7 +16,7 @@ from jax_batchla._ops import lstsq as lstsq_ops
 from jax_batchla._ops import qr as qr_ops
 from jax_batchla._ops import qr_blocked
 
-SQUARE_SIZES = [1, 2, 3, 5, 8, 11, 12, 13, 16, 17, 32, 33, 40, 64, 100, 128, 256, 512]
+SQUARE_SIZES = [1, 2, 3, 5, 8, 10, 11, 12, 13, 16, 17, 27, 32, 33, 40, 64, 100, 128, 256, 512]
 TALL_SHAPES = [(2, 1), (7, 3), (64, 8), (150, 33), (300, 17), (1024, 32), (4096, 64)]
 
 
