@@ -162,6 +162,22 @@ __device__ __forceinline__ double ApproxRsqrt(double x) {
   return y * fma(-0.5 * x, y * y, 1.5);
 }
 
+// The same for x and the result normal floats (the callers' range tests guarantee it): the .ftz
+// forms, without the denormal fix-up (a compare, a select and a scaling multiply each) that the
+// plain f32 forms carry. Doubles: the forms above, already .ftz.
+__device__ __forceinline__ float ApproxRcpNormal(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return fmaf(r, fmaf(-x, r, 1.f), r);
+}
+__device__ __forceinline__ float ApproxRsqrtNormal(float x) {
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y * fmaf(-0.5f * x, y * y, 1.5f);
+}
+__device__ __forceinline__ double ApproxRcpNormal(double x) { return ApproxRcp(x); }
+__device__ __forceinline__ double ApproxRsqrtNormal(double x) { return ApproxRsqrt(x); }
+
 // ---- warp shuffles (float and double; width = sub-warp size, a power of two <= 32) ------------
 template <typename T>
 __device__ __forceinline__ T ShflIdx(T v, int src, int width = 32, unsigned mask = 0xffffffffu) {

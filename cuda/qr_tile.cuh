@@ -85,8 +85,31 @@ __device__ __noinline__ QrTileRefl<T> QrTileRescue(T* u, int J, int SP, int lane
   return {(beta - alpha) / beta, T(1), beta};
 }
 
-// Independent FMA chains of a lane's norm and dot products.
+// Independent FMA chains of a lane's norm (on the step's chain: short) and of each dot product
+// (tuning.h: the NT columns' dots already run side by side).
 constexpr int kQrTileChains = 4;
+constexpr int kQrTileDotChains = tuning::kQrTileDotChains;
+
+// dlarfg's 1 / sqrt(s2) and 1 / (beta (beta - alpha)) in its usual case, where both arguments
+// and results are normal (DlarfgRange): tuning.h kQrTileFtz picks the .ftz forms.
+template <typename T>
+__device__ __forceinline__ T QrTileRsqrt(T x) {
+  if constexpr (tuning::kQrTileFtz) return ApproxRsqrtNormal(x);
+  else return ApproxRsqrt(x);
+}
+template <typename T>
+__device__ __forceinline__ T QrTileRcp(T x) {
+  if constexpr (tuning::kQrTileFtz) return ApproxRcpNormal(x);
+  else return ApproxRcp(x);
+}
+
+// Sum of C partial sums, pairwise.
+template <int C, typename T>
+__device__ __forceinline__ T QrTileSum(const T (&p)[C]) {
+  if constexpr (C == 1) return p[0];
+  else if constexpr (C == 2) return p[0] + p[1];
+  else return (p[0] + p[1]) + (p[2] + p[3]);
+}
 
 // __launch_bounds__' blocks a SM of an instance (tuning.h; 0: ptxas' choice).
 template <typename T, int M, int L>
@@ -151,7 +174,7 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
         const T x = s == s0 && rg == 0 ? T(0) : a[s][tj];
         nrm[s % kQrTileChains] = fma(x, x, nrm[s % kQrTileChains]);
       }
-      T part = (nrm[0] + nrm[1]) + (nrm[2] + nrm[3]);
+      T part = QrTileSum(nrm);
       part += ShflXor(part, CG, L);
       const T xn2 = ShflIdx(part, j % CG, L);
       const T alpha = ShflIdx(a[s0][tj], (j % 2) * CG + j % CG, L);
@@ -163,8 +186,8 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
         h = {T(0), T(1), alpha};
       } else if (xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi) {
         // Usual case: beta^2 and beta (beta - alpha) <= 2 s2 stay finite and normal.
-        const T beta = -copysign(s2 * ApproxRsqrt(s2), alpha);
-        h = {ApproxRcp(beta * (beta - alpha)), alpha - beta, beta};
+        const T beta = -copysign(s2 * QrTileRsqrt(s2), alpha);
+        h = {QrTileRcp(beta * (beta - alpha)), alpha - beta, beta};
       } else {
         h = QrTileRescue(slots[group][j % 2], j, SP, lane, L, group_mask, alpha, xn2, s2);
       }
@@ -190,11 +213,11 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
 #pragma unroll
         for (int t = 0; t < NT; ++t) {
           if (CG * t + CG - 1 <= j) continue;  // every column of slot t is <= j
-          T acc[kQrTileChains] = {};
+          T acc[kQrTileDotChains] = {};
 #pragma unroll
           for (int s = 0; s < S; ++s)
-            if (s >= s0) acc[s % kQrTileChains] = fma(uu[s], a[s][t], acc[s % kQrTileChains]);
-          T d = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+            if (s >= s0) acc[s % kQrTileDotChains] = fma(uu[s], a[s][t], acc[s % kQrTileDotChains]);
+          T d = QrTileSum(acc);
           d += ShflXor(d, CG, L);
           w[t] = cg + CG * t > j ? h.kappa * d : T(0);
         }

@@ -400,6 +400,20 @@ constexpr PerDtype kQrTileLanesM28 = Overridden(BATCHLA_QR_TILE_LANES_M28, {16, 
 #define BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32 3
 #endif
 constexpr int kQrTileM28L8MinBlocksF32 = BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32;
+// Independent FMA chains of each dot product of a tile step (1, 2 or 4; the norm keeps 4): fewer
+// chains save the FADDs that join them, 3 a column a step at 4 (bench/NOTES.md "QR tile: the
+// step's instructions"). Not yet measured: 4.
+#ifndef BATCHLA_QR_TILE_DOT_CHAINS
+#define BATCHLA_QR_TILE_DOT_CHAINS 4
+#endif
+constexpr int kQrTileDotChains = BATCHLA_QR_TILE_DOT_CHAINS;
+static_assert(kQrTileDotChains == 1 || kQrTileDotChains == 2 || kQrTileDotChains == 4, "1, 2 or 4");
+// dlarfg's usual case on the .ftz rcp / rsqrt (f32: no denormal fix-up, ~10 instructions a step
+// fewer; its arguments are normal there). Not yet measured: 0.
+#ifndef BATCHLA_QR_TILE_FTZ
+#define BATCHLA_QR_TILE_FTZ 0
+#endif
+constexpr bool kQrTileFtz = BATCHLA_QR_TILE_FTZ != 0;
 constexpr PerDtype kQrTileMinBlocks{BATCHLA_QR_TILE_MIN_BLOCKS_F32, BATCHLA_QR_TILE_MIN_BLOCKS_F64};
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,
