@@ -24,6 +24,7 @@
 
 #include "cuda/common.cuh"
 #include "cuda/qr_dispatch.h"
+#include "cuda/qr_dlarfg.cuh"
 #include "cuda/qr_engine.cuh"
 #include "cuda/tuning.h"
 
@@ -212,11 +213,11 @@ __device__ __forceinline__ void WarpPanel(const Mat<T>& a, int m, int j0, T* tau
     // beta = -sign(alpha) |(alpha, x)|, tau = (beta - alpha) / beta = 1 + |alpha| / |beta|,
     // v = x / (alpha - beta) = sign(alpha) x / (|alpha| + |beta|); ss = 0 leaves the column (tau = 0).
     const T s2 = fma(alpha, alpha, ss);
-    const T rnorm = ApproxRsqrt(s2);
+    const T rnorm = DlarfgRsqrt(s2);
     const T norm = s2 * rnorm;
     bool zero = ss == T(0);
     T t = zero ? T(0) : fma(fabs(alpha), rnorm, T(1));
-    T scale = zero ? T(0) : copysign(ApproxRcp(fabs(alpha) + norm), alpha);
+    T scale = zero ? T(0) : copysign(DlarfgRcp(fabs(alpha) + norm), alpha);
     T beta = zero ? alpha : -copysign(norm, alpha);
     T mine = t * fma(scale, u_k, p_ck);  // t d_k for k = my_k
     if (!(ss >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi)) {

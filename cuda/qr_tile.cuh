@@ -31,6 +31,7 @@
 
 #include "cuda/common.cuh"
 #include "cuda/qr_dispatch.h"
+#include "cuda/qr_dlarfg.cuh"
 #include "cuda/qr_small.cuh"
 #include "cuda/tuning.h"
 
@@ -89,19 +90,6 @@ __device__ __noinline__ QrTileRefl<T> QrTileRescue(T* u, int J, int SP, int lane
 // (tuning.h: the NT columns' dots already run side by side).
 constexpr int kQrTileChains = 4;
 constexpr int kQrTileDotChains = tuning::kQrTileDotChains;
-
-// dlarfg's 1 / sqrt(s2) and 1 / (beta (beta - alpha)) in its usual case, where both arguments
-// and results are normal (DlarfgRange): tuning.h kQrTileFtz picks the .ftz forms.
-template <typename T>
-__device__ __forceinline__ T QrTileRsqrt(T x) {
-  if constexpr (tuning::kQrTileFtz) return ApproxRsqrtNormal(x);
-  else return ApproxRsqrt(x);
-}
-template <typename T>
-__device__ __forceinline__ T QrTileRcp(T x) {
-  if constexpr (tuning::kQrTileFtz) return ApproxRcpNormal(x);
-  else return ApproxRcp(x);
-}
 
 // Sum of C partial sums, pairwise.
 template <int C, typename T>
@@ -186,8 +174,8 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
         h = {T(0), T(1), alpha};
       } else if (xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi) {
         // Usual case: beta^2 and beta (beta - alpha) <= 2 s2 stay finite and normal.
-        const T beta = -copysign(s2 * QrTileRsqrt(s2), alpha);
-        h = {QrTileRcp(beta * (beta - alpha)), alpha - beta, beta};
+        const T beta = -copysign(s2 * DlarfgRsqrt(s2), alpha);
+        h = {DlarfgRcp(beta * (beta - alpha)), alpha - beta, beta};
       } else {
         h = QrTileRescue(slots[group][j % 2], j, SP, lane, L, group_mask, alpha, xn2, s2);
       }

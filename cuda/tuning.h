@@ -408,12 +408,13 @@ constexpr int kQrTileM28L8MinBlocksF32 = BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32;
 #endif
 constexpr int kQrTileDotChains = BATCHLA_QR_TILE_DOT_CHAINS;
 static_assert(kQrTileDotChains == 1 || kQrTileDotChains == 2 || kQrTileDotChains == 4, "1, 2 or 4");
-// dlarfg's usual case on the .ftz rcp / rsqrt (f32: no denormal fix-up, ~10 instructions a step
-// fewer; its arguments are normal there). Not yet measured: 0.
-#ifndef BATCHLA_QR_TILE_FTZ
-#define BATCHLA_QR_TILE_FTZ 0
+// dlarfg's usual case in the tile and panel QR classes on the .ftz rcp / rsqrt (cuda/qr_dlarfg.cuh;
+// f32: no denormal fix-up, ~10 instructions a column fewer; its arguments are normal there). Not
+// yet measured: 0.
+#ifndef BATCHLA_QR_DLARFG_FTZ
+#define BATCHLA_QR_DLARFG_FTZ 0
 #endif
-constexpr bool kQrTileFtz = BATCHLA_QR_TILE_FTZ != 0;
+constexpr bool kQrDlarfgFtz = BATCHLA_QR_DLARFG_FTZ != 0;
 constexpr PerDtype kQrTileMinBlocks{BATCHLA_QR_TILE_MIN_BLOCKS_F32, BATCHLA_QR_TILE_MIN_BLOCKS_F64};
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,
