@@ -400,19 +400,22 @@ constexpr PerDtype kQrTileLanesM28 = Overridden(BATCHLA_QR_TILE_LANES_M28, {16, 
 #define BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32 3
 #endif
 constexpr int kQrTileM28L8MinBlocksF32 = BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32;
-// Independent FMA chains of each dot product of a tile step (1, 2 or 4; the norm keeps 4): fewer
-// chains save the FADDs that join them, 3 a column a step at 4 (bench/NOTES.md "QR tile: the
-// step's instructions"). Not yet measured: 4.
+// Independent FMA chains of each dot product of a tile step (1, 2 or 4; the norm keeps 4): the NT
+// column slots' dots already run side by side, and fewer chains save the FADDs that join them.
+// Measured with kQrDlarfgFtz (H200, 2026-11-28 d, check_qr_small --timing-only, kR; bench/NOTES.md
+// "QR tile: the step's instructions — measured"), over 4 chains without ftz: 4 / 2 / 1 chains f32
+// n = 32 1.07x / 1.11x / 1.15x, 24 1.07 / 1.08 / 1.10x, 10 1.09 / 1.10 / 1.12x; f64 n = 28 1.04 /
+// 1.05 / 1.08x, 32 1.00 / 0.98 / 1.02x.
 #ifndef BATCHLA_QR_TILE_DOT_CHAINS
-#define BATCHLA_QR_TILE_DOT_CHAINS 4
+#define BATCHLA_QR_TILE_DOT_CHAINS 1
 #endif
 constexpr int kQrTileDotChains = BATCHLA_QR_TILE_DOT_CHAINS;
 static_assert(kQrTileDotChains == 1 || kQrTileDotChains == 2 || kQrTileDotChains == 4, "1, 2 or 4");
 // dlarfg's usual case in the tile and panel QR classes on the .ftz rcp / rsqrt (cuda/qr_dlarfg.cuh;
-// f32: no denormal fix-up, ~10 instructions a column fewer; its arguments are normal there). Not
-// yet measured: 0.
+// f32: no denormal fix-up around each MUFU, ~10 instructions a column fewer; its arguments are
+// normal there). Tile: measured above (f32 1.03-1.09x alone). 0: off.
 #ifndef BATCHLA_QR_DLARFG_FTZ
-#define BATCHLA_QR_DLARFG_FTZ 0
+#define BATCHLA_QR_DLARFG_FTZ 1
 #endif
 constexpr bool kQrDlarfgFtz = BATCHLA_QR_DLARFG_FTZ != 0;
 constexpr PerDtype kQrTileMinBlocks{BATCHLA_QR_TILE_MIN_BLOCKS_F32, BATCHLA_QR_TILE_MIN_BLOCKS_F64};
