@@ -413,7 +413,8 @@ constexpr int kQrTileDotChains = BATCHLA_QR_TILE_DOT_CHAINS;
 static_assert(kQrTileDotChains == 1 || kQrTileDotChains == 2 || kQrTileDotChains == 4, "1, 2 or 4");
 // dlarfg's usual case in the tile and panel QR classes on the .ftz rcp / rsqrt (cuda/qr_dlarfg.cuh;
 // f32: no denormal fix-up around each MUFU, ~10 instructions a column fewer; its arguments are
-// normal there). Tile: measured above (f32 1.03-1.09x alone). 0: off.
+// normal there). Measured (same A/B): tile f32 1.03-1.09x alone; panel f32 qr_r n = 72..160
+// 1.01-1.02x (check_qr --time, 1.210 -> 1.194 ms at n = 128). 0: off.
 #ifndef BATCHLA_QR_DLARFG_FTZ
 #define BATCHLA_QR_DLARFG_FTZ 1
 #endif
