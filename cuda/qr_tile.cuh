@@ -86,9 +86,8 @@ __device__ __noinline__ QrTileRefl<T> QrTileRescue(T* u, int J, int SP, int lane
   return {(beta - alpha) / beta, T(1), beta};
 }
 
-// Independent FMA chains of a lane's norm (on the step's chain: short) and of each dot product
-// (tuning.h: the NT columns' dots already run side by side).
-constexpr int kQrTileChains = 4;
+// Independent FMA chains of a lane's norm of the step's column and of each dot product (tuning.h).
+constexpr int kQrTileNormChains = tuning::kQrTileNormChains;
 constexpr int kQrTileDotChains = tuning::kQrTileDotChains;
 
 // Sum of C partial sums, pairwise.
@@ -103,6 +102,8 @@ __device__ __forceinline__ T QrTileSum(const T (&p)[C]) {
 template <typename T, int M, int L>
 constexpr int QrTileMinBlocks() {
   if (sizeof(T) == 4 && M == 28 && L == 8) return tuning::kQrTileM28L8MinBlocksF32;
+  if (sizeof(T) == 8 && M == 32 && tuning::kQrTileM32MinBlocksF64 > 0)
+    return tuning::kQrTileM32MinBlocksF64;
   return tuning::kQrTileMinBlocks.Of(sizeof(T) == 8);
 }
 
@@ -144,7 +145,7 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
       T* u = slots[group][j % 2] + rg * SP;
       // Column j to the slot (rows of slots >= s0), and its squares below row j (in slot s0 only
       // row j + 1, when j is even).
-      T nrm[kQrTileChains] = {};
+      T nrm[kQrTileNormChains] = {};
       if (cg == j % CG) {
 #pragma unroll
         for (int q = 0; q < SP / kV; ++q) {
@@ -160,7 +161,7 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
       for (int s = 0; s < S; ++s) {
         if (s < s0 || (s == s0 && j % 2 == 1)) continue;
         const T x = s == s0 && rg == 0 ? T(0) : a[s][tj];
-        nrm[s % kQrTileChains] = fma(x, x, nrm[s % kQrTileChains]);
+        nrm[s % kQrTileNormChains] = fma(x, x, nrm[s % kQrTileNormChains]);
       }
       T part = QrTileSum(nrm);
       part += ShflXor(part, CG, L);

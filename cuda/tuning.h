@@ -400,6 +400,12 @@ constexpr PerDtype kQrTileLanesM28 = Overridden(BATCHLA_QR_TILE_LANES_M28, {16, 
 #define BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32 3
 #endif
 constexpr int kQrTileM28L8MinBlocksF32 = BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32;
+// __launch_bounds__' blocks a SM of the f64 M = 32 instance (3: 168 registers, 12 warps a SM instead
+// of 8, at ~580 B of spill; 0: ptxas' choice, 221 registers). Not yet measured: 0.
+#ifndef BATCHLA_QR_TILE_M32_MIN_BLOCKS_F64
+#define BATCHLA_QR_TILE_M32_MIN_BLOCKS_F64 0
+#endif
+constexpr int kQrTileM32MinBlocksF64 = BATCHLA_QR_TILE_M32_MIN_BLOCKS_F64;
 // Independent FMA chains of each dot product of a tile step (1, 2 or 4; the norm keeps 4): the NT
 // column slots' dots already run side by side, and fewer chains save the FADDs that join them.
 // Measured with kQrDlarfgFtz (H200, 2026-11-28 d, check_qr_small --timing-only, kR; bench/NOTES.md
@@ -411,6 +417,13 @@ constexpr int kQrTileM28L8MinBlocksF32 = BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32;
 #endif
 constexpr int kQrTileDotChains = BATCHLA_QR_TILE_DOT_CHAINS;
 static_assert(kQrTileDotChains == 1 || kQrTileDotChains == 2 || kQrTileDotChains == 4, "1, 2 or 4");
+// The same for the norm of a step's column (on the step's chain, the reflector waits for it).
+// Not yet measured: 4.
+#ifndef BATCHLA_QR_TILE_NORM_CHAINS
+#define BATCHLA_QR_TILE_NORM_CHAINS 4
+#endif
+constexpr int kQrTileNormChains = BATCHLA_QR_TILE_NORM_CHAINS;
+static_assert(kQrTileNormChains == 1 || kQrTileNormChains == 2 || kQrTileNormChains == 4, "1, 2 or 4");
 // dlarfg's usual case in the tile and panel QR classes on the .ftz rcp / rsqrt (cuda/qr_dlarfg.cuh;
 // f32: no denormal fix-up around each MUFU, ~10 instructions a column fewer; its arguments are
 // normal there). Measured (same A/B): tile f32 1.03-1.09x alone; panel f32 qr_r n = 72..160
