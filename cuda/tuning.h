@@ -401,7 +401,8 @@ constexpr PerDtype kQrTileLanesM28 = Overridden(BATCHLA_QR_TILE_LANES_M28, {16, 
 #endif
 constexpr int kQrTileM28L8MinBlocksF32 = BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32;
 // __launch_bounds__' blocks a SM of the f64 M = 32 instance (3: 168 registers, 12 warps a SM instead
-// of 8, at ~580 B of spill; 0: ptxas' choice, 221 registers). Not yet measured: 0.
+// of 8, at ~580 B of spill; 0: ptxas' choice, 221 registers). Measured 3: f64 n = 32 0.96x (H200,
+// 2026-11-28 d); 0 kept.
 #ifndef BATCHLA_QR_TILE_M32_MIN_BLOCKS_F64
 #define BATCHLA_QR_TILE_M32_MIN_BLOCKS_F64 0
 #endif
@@ -418,7 +419,8 @@ constexpr int kQrTileM32MinBlocksF64 = BATCHLA_QR_TILE_M32_MIN_BLOCKS_F64;
 constexpr int kQrTileDotChains = BATCHLA_QR_TILE_DOT_CHAINS;
 static_assert(kQrTileDotChains == 1 || kQrTileDotChains == 2 || kQrTileDotChains == 4, "1, 2 or 4");
 // The same for the norm of a step's column (on the step's chain, the reflector waits for it).
-// Not yet measured: 4.
+// Measured 2 / 1 (H200, 2026-11-28 d, bench/NOTES.md "QR tile: the norm's chains"): 0.97-1.05x,
+// inside the run's noise; 4 kept.
 #ifndef BATCHLA_QR_TILE_NORM_CHAINS
 #define BATCHLA_QR_TILE_NORM_CHAINS 4
 #endif
