@@ -389,7 +389,8 @@ constexpr bool kQrTileM12 = BATCHLA_QR_TILE_M12 != 0;
 // Lanes a matrix of the M = 28 instance (8: four matrices a warp). Measured (H200, 2026-11-28 d,
 // same A/B), L = 16 -> 8, kR n = 28: f64 0.363 -> 0.336 ms (1.08x, with ptxas' 196 B of spill),
 // f32 0.355 -> 0.348 (1.02x, within the run's noise, under the 168-register cap below; without the
-// cap 0.91x, 2026-11-28 c); n = 24 / 32 slower on 8 lanes, so per instance, f64 only.
+// cap 0.91x, 2026-11-28 c; 0.98x on the ftz / one-chain step); n = 24 / 32 slower on 8 lanes, so
+// per instance, f64 only.
 #ifndef BATCHLA_QR_TILE_LANES_M28
 #define BATCHLA_QR_TILE_LANES_M28 -1
 #endif
