@@ -138,45 +138,37 @@ struct Scalar<double> {
 // 1 / x and 1 / sqrt(x) without IEEE division or square root: those carry range-check branches
 // that end the compiler's scheduling region at every column of a QR panel or step. Hardware
 // approximation plus Newton steps (float one, double two: ~1 ulp). Denormal f64 inputs flush to
-// zero.
+// zero. kFtz (float): the .ftz forms, for x and the result normal (the caller's range test
+// guarantees it), without the denormal fix-up (a compare, a select and a scaling multiply) that
+// ptxas puts around the plain forms' MUFU; doubles are .ftz either way.
+template <bool kFtz = false>
 __device__ __forceinline__ float ApproxRcp(float x) {
   float r;
-  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  if constexpr (kFtz) asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  else asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
   return fmaf(r, fmaf(-x, r, 1.f), r);
 }
+template <bool kFtz = false>
 __device__ __forceinline__ double ApproxRcp(double x) {
   double r;
   asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
   r = fma(r, fma(-x, r, 1.0), r);
   return fma(r, fma(-x, r, 1.0), r);
 }
+template <bool kFtz = false>
 __device__ __forceinline__ float ApproxRsqrt(float x) {
   float y;
-  asm("rsqrt.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  if constexpr (kFtz) asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  else asm("rsqrt.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y * fmaf(-0.5f * x, y * y, 1.5f);
 }
+template <bool kFtz = false>
 __device__ __forceinline__ double ApproxRsqrt(double x) {
   double y;
   asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
   y *= fma(-0.5 * x, y * y, 1.5);
   return y * fma(-0.5 * x, y * y, 1.5);
 }
-
-// The same for x and the result normal floats (the callers' range tests guarantee it): the .ftz
-// forms, without the denormal fix-up (a compare, a select and a scaling multiply each) that the
-// plain f32 forms carry. Doubles: the forms above, already .ftz.
-__device__ __forceinline__ float ApproxRcpNormal(float x) {
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return fmaf(r, fmaf(-x, r, 1.f), r);
-}
-__device__ __forceinline__ float ApproxRsqrtNormal(float x) {
-  float y;
-  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y * fmaf(-0.5f * x, y * y, 1.5f);
-}
-__device__ __forceinline__ double ApproxRcpNormal(double x) { return ApproxRcp(x); }
-__device__ __forceinline__ double ApproxRsqrtNormal(double x) { return ApproxRsqrt(x); }
 
 // ---- warp shuffles (float and double; width = sub-warp size, a power of two <= 32) ------------
 template <typename T>
