@@ -102,8 +102,6 @@ __device__ __forceinline__ T QrTileSum(const T (&p)[C]) {
 template <typename T, int M, int L>
 constexpr int QrTileMinBlocks() {
   if (sizeof(T) == 4 && M == 28 && L == 8) return tuning::kQrTileM28L8MinBlocksF32;
-  if (sizeof(T) == 8 && M == 32 && tuning::kQrTileM32MinBlocksF64 > 0)
-    return tuning::kQrTileM32MinBlocksF64;
   return tuning::kQrTileMinBlocks.Of(sizeof(T) == 8);
 }
 

@@ -401,13 +401,6 @@ constexpr PerDtype kQrTileLanesM28 = Overridden(BATCHLA_QR_TILE_LANES_M28, {16, 
 #define BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32 3
 #endif
 constexpr int kQrTileM28L8MinBlocksF32 = BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32;
-// __launch_bounds__' blocks a SM of the f64 M = 32 instance (3: 168 registers, 12 warps a SM instead
-// of 8, at ~580 B of spill; 0: ptxas' choice, 221 registers). Measured 3: f64 n = 32 0.96x (H200,
-// 2026-11-28 d); 0 kept.
-#ifndef BATCHLA_QR_TILE_M32_MIN_BLOCKS_F64
-#define BATCHLA_QR_TILE_M32_MIN_BLOCKS_F64 0
-#endif
-constexpr int kQrTileM32MinBlocksF64 = BATCHLA_QR_TILE_M32_MIN_BLOCKS_F64;
 // Independent FMA chains of each dot product of a tile step (1, 2 or 4; the norm keeps 4): the NT
 // column slots' dots already run side by side, and fewer chains save the FADDs that join them.
 // Measured with kQrDlarfgFtz (H200, 2026-11-28 d, check_qr_small --timing-only, kR; bench/NOTES.md
