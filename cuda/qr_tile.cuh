@@ -22,6 +22,10 @@
 // takes H = I directly, and the last step updates nothing.
 // dlarfg's rare branch (x tiny, huge or non-finite) is out of line (QrTileRescue), taken by the
 // whole group together: NaN / Inf stay in their matrix's group.
+// Per instance (tuning.h; f64 M = 32 only, the one latency-bound instance): the EARLY DOTS take
+// x^T a(:, c) right after the column's store, before dlarfg, with dlarfg's usual case computed
+// unconditionally so the two interleave (uj a(j, c) is added after), and a SQUARE twin for
+// m == n == M folds the m / n tests.
 // Storage ROW-MAJOR, int64_t matrix offsets (launch.h). Two slots a group (a ring: the sync of
 // step j + 1 orders step j's reads before step j + 2's writes).
 #pragma once
@@ -64,8 +68,9 @@ __device__ __forceinline__ int QrTileRow(int p, int SP) { return p / SP + 2 * (p
 
 // dlarfg's rare branch: x (rows > J of the slot u, stored raw by the column's lanes) tiny (or 0),
 // huge or non-finite. Every lane of the group (mask) computes the same beta from the slot; then
-// LAPACK's form: u(i > J) = x / (alpha - beta), written back by the lanes in turn, kappa = tau,
-// uj = 1. Runtime loops: one out-of-line copy a kernel, not one a step.
+// LAPACK's form: u(i > J) = x / (alpha - beta), written back by the lanes in turn (and synced: an
+// early-dots caller reads it back at once), kappa = tau, uj = 1. Runtime loops: one out-of-line
+// copy a kernel, not one a step.
 template <typename T>
 __device__ __noinline__ QrTileRefl<T> QrTileRescue(T* u, int J, int SP, int lane, int L,
                                                    unsigned mask, T alpha, T xn2, T s2) {
@@ -83,6 +88,7 @@ __device__ __noinline__ QrTileRefl<T> QrTileRescue(T* u, int J, int SP, int lane
   __syncwarp(mask);  // every lane has read x
   for (int p = lane; p < 2 * SP; p += L)
     if (QrTileRow(p, SP) > J) u[p] *= inv;
+  __syncwarp(mask);  // the caller reads v back
   return {(beta - alpha) / beta, T(1), beta};
 }
 
@@ -105,11 +111,22 @@ constexpr int QrTileMinBlocks() {
   return tuning::kQrTileMinBlocks.Of(sizeof(T) == 8);
 }
 
-template <typename T, int M, int L>
+// Whether an instance takes a step's dots before its reflector (tuning.h kQrTileEarlyDotsMinM).
+template <typename T, int M>
+constexpr bool kQrTileEarlyDots =
+    M >= (sizeof(T) == 8 ? tuning::kQrTileEarlyDotsMinM.f64 : tuning::kQrTileEarlyDotsMinM.f32);
+// Whether an instance has an exact-square twin (tuning.h kQrTileSquareMinM).
+template <typename T, int M>
+constexpr bool kQrTileHasSquare =
+    M >= (sizeof(T) == 8 ? tuning::kQrTileSquareMinM.f64 : tuning::kQrTileSquareMinM.f32);
+
+// kSquare: every matrix of the launch is M x M, so the kernel's m / n tests fold away.
+template <typename T, int M, int L, bool kSquare>
 __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, L>())
     QrTileKernel(QrArgs<T> args) {
   using Shape = QrTileShape<M, L>;
   constexpr int CG = Shape::kCG, S = Shape::kS, NT = Shape::kNT, kGroups = Shape::kGroups;
+  constexpr bool kEarly = kQrTileEarlyDots<T, M>;
   using V = QrSmallScalar<T>;
   constexpr int kV = V::kV;
   constexpr int SP = Shape::template kSP<T>;
@@ -117,7 +134,7 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
   const int rg = lane / CG, cg = lane % CG;
   const unsigned group_mask = L == 32 ? 0xffffffffu : ((1u << L) - 1) << (threadIdx.x & (32 - L));
   __shared__ __align__(16) T slots[kGroups][2][2 * SP];
-  const int m = args.m, n = args.n;
+  const int m = kSquare ? M : args.m, n = kSquare ? M : args.n;
   // Uniform over the block, so every group of a warp (L < 32) takes the same trips: the steps'
   // __syncwarp and full-warp shuffles need all 32 lanes (an idle group runs on zeros).
   for (int64_t base = int64_t(blockIdx.x) * kGroups; base < args.batch;
@@ -166,24 +183,13 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
       const T xn2 = ShflIdx(part, j % CG, L);
       const T alpha = ShflIdx(a[s0][tj], (j % 2) * CG + j % CG, L);
       const T s2 = fma(alpha, alpha, xn2);
-      QrTileRefl<T> h;
-      if (j + 1 == m) {
-        // No rows below j (the last column of a square matrix): H = I, LAPACK's n = 1 dlarfg.
-        // Its own case, or every square matrix would take the rescue below for x == 0.
-        h = {T(0), T(1), alpha};
-      } else if (xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi) {
-        // Usual case: beta^2 and beta (beta - alpha) <= 2 s2 stay finite and normal.
-        const T beta = -copysign(s2 * DlarfgRsqrt(s2), alpha);
-        h = {DlarfgRcp(beta * (beta - alpha)), alpha - beta, beta};
-      } else {
-        h = QrTileRescue(slots[group][j % 2], j, SP, lane, L, group_mask, alpha, xn2, s2);
-      }
-      const bool holds_rjj = rg == j % 2 && cg == j % CG;
-      if (j + 1 < n) {  // else the last column: no column right of it to update
-        __syncwarp();  // the slot is written
 
-        // u at this lane's rows: row j -> uj, row j - 1 (j odd, row group 0) -> 0.
-        T uu[S];
+      // u at this lane's rows, and the partial dots u^T a(:, c) of its live column slots. Late
+      // (after dlarfg): u = [uj; x], row j -> uj. Early (before it, kEarly): x alone, row j -> 0,
+      // and uj a(j, c) is added once uj exists, so the dots overlap dlarfg's chain instead of
+      // following it. Row j - 1 (j odd, row group 0) -> 0.
+      T uu[S], dots[NT];
+      auto load_u = [&](T uj) {
 #pragma unroll
         for (int q = 0; q < SP / kV; ++q) {
           if ((q + 1) * kV <= s0) continue;
@@ -193,10 +199,9 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
           for (int e = 0; e < kV; ++e)
             if (q * kV + e < S) uu[q * kV + e] = x[e];
         }
-        uu[s0] = rg == j % 2 ? h.uj : (j % 2 == 1 ? T(0) : uu[s0]);
-        // w_t = kappa u^T a(:, c) for the lane's live columns c > j (the row groups' halves
-        // joined by one shuffle); 0 for c <= j.
-        T w[NT];
+        uu[s0] = rg == j % 2 ? uj : (j % 2 == 1 ? T(0) : uu[s0]);
+      };
+      auto take_dots = [&] {
 #pragma unroll
         for (int t = 0; t < NT; ++t) {
           if (CG * t + CG - 1 <= j) continue;  // every column of slot t is <= j
@@ -204,7 +209,56 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
 #pragma unroll
           for (int s = 0; s < S; ++s)
             if (s >= s0) acc[s % kQrTileDotChains] = fma(uu[s], a[s][t], acc[s % kQrTileDotChains]);
-          T d = QrTileSum(acc);
+          dots[t] = QrTileSum(acc);
+        }
+      };
+      if constexpr (kEarly) {
+        __syncwarp();  // the slot is written
+        load_u(T(0));
+        take_dots();
+      }
+
+      const bool in_range = xn2 >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi;
+      QrTileRefl<T> h;
+      if constexpr (kEarly) {
+        // dlarfg's usual case unconditionally: straight-line code the dots interleave with.
+        const T beta = -copysign(s2 * DlarfgRsqrt(s2), alpha);
+        h = {DlarfgRcp(beta * (beta - alpha)), alpha - beta, beta};
+      }
+      if (j + 1 == m) {
+        // No rows below j (the last column of a square matrix): H = I, LAPACK's n = 1 dlarfg.
+        // Its own case, or every square matrix would take the rescue below for x == 0.
+        h = {T(0), T(1), alpha};
+      } else if (in_range) {
+        // Usual case: beta^2 and beta (beta - alpha) <= 2 s2 stay finite and normal.
+        if constexpr (!kEarly) {
+          const T beta = -copysign(s2 * DlarfgRsqrt(s2), alpha);
+          h = {DlarfgRcp(beta * (beta - alpha)), alpha - beta, beta};
+        }
+      } else {
+        h = QrTileRescue(slots[group][j % 2], j, SP, lane, L, group_mask, alpha, xn2, s2);
+        if constexpr (kEarly) {  // the rescue rewrote x as LAPACK's v: the dots again, from it
+          load_u(T(0));
+          take_dots();
+        }
+      }
+      const bool holds_rjj = rg == j % 2 && cg == j % CG;
+      if (kEarly || j + 1 < n) {  // else the last column: no column right of it to update
+        if constexpr (kEarly) {
+          if (rg == j % 2) uu[s0] = h.uj;
+        } else {
+          __syncwarp();  // the slot is written
+          load_u(h.uj);
+          take_dots();
+        }
+        // w_t = kappa u^T a(:, c) for the lane's live columns c > j (the row groups' halves
+        // joined by one shuffle); 0 for c <= j. (Early, past the last column: the slots of
+        // columns >= n hold zeros, so w = 0 there.)
+        T w[NT];
+#pragma unroll
+        for (int t = 0; t < NT; ++t) {
+          if (CG * t + CG - 1 <= j) continue;
+          T d = kEarly && rg == j % 2 ? fma(h.uj, a[s0][t], dots[t]) : dots[t];
           d += ShflXor(d, CG, L);
           w[t] = cg + CG * t > j ? h.kappa * d : T(0);
         }
@@ -232,19 +286,26 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
   }
 }
 
-template <typename T, int M, int L>
+template <typename T, int M, int L, bool kSquare>
 struct QrTileTag {};  // PersistentGrid's occupancy cache key
 
-template <typename T, int M, int L>
-cudaError_t QrTileLaunch(cudaStream_t stream, const QrArgs<T>& args) {
+template <typename T, int M, int L, bool kSquare>
+cudaError_t QrTileLaunchAs(cudaStream_t stream, const QrArgs<T>& args) {
   constexpr int kGroups = QrTileShape<M, L>::kGroups;
-  auto kernel = QrTileKernel<T, M, L>;
+  auto kernel = QrTileKernel<T, M, L, kSquare>;
   unsigned grid = 0;
-  cudaError_t e = PersistentGrid<QrTileTag<T, M, L>>(kernel, tuning::kQrTileThreads, 0,
-                                                      CeilDiv(args.batch, kGroups), &grid);
+  cudaError_t e = PersistentGrid<QrTileTag<T, M, L, kSquare>>(kernel, tuning::kQrTileThreads, 0,
+                                                               CeilDiv(args.batch, kGroups), &grid);
   if (e != cudaSuccess) return e;
   kernel<<<grid, tuning::kQrTileThreads, 0, stream>>>(args);
   return cudaGetLastError();
+}
+
+template <typename T, int M, int L>
+cudaError_t QrTileLaunch(cudaStream_t stream, const QrArgs<T>& args) {
+  if constexpr (kQrTileHasSquare<T, M>)
+    if (args.m == M && args.n == M) return QrTileLaunchAs<T, M, L, true>(stream, args);
+  return QrTileLaunchAs<T, M, L, false>(stream, args);
 }
 
 template <typename T>

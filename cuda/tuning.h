@@ -429,6 +429,24 @@ static_assert(kQrTileNormChains == 1 || kQrTileNormChains == 2 || kQrTileNormCha
 #endif
 constexpr bool kQrDlarfgFtz = BATCHLA_QR_DLARFG_FTZ != 0;
 constexpr PerDtype kQrTileMinBlocks{BATCHLA_QR_TILE_MIN_BLOCKS_F32, BATCHLA_QR_TILE_MIN_BLOCKS_F64};
+// Tile instances with M >= this take each step's dots before its reflector (cuda/qr_tile.cuh; they
+// overlap dlarfg's chain, at the cost of registers); 33: none. Measured (H200, 2026-11-28 e,
+// check_qr_small --timing-only, kR; bench/NOTES.md "QR tile: the dots before the reflector"): f64
+// M = 32 (2 warps a scheduler, latency-bound) 0.319 -> 0.296 ms; every other instance 0-13 %
+// slower (f32 n = 28 0.323 -> 0.353, f64 n = 28 0.324 -> 0.341), so f64 M = 32 only.
+#ifndef BATCHLA_QR_TILE_EARLY_DOTS_MIN_M
+#define BATCHLA_QR_TILE_EARLY_DOTS_MIN_M -1
+#endif
+constexpr PerDtype kQrTileEarlyDotsMinM = Overridden(BATCHLA_QR_TILE_EARLY_DOTS_MIN_M, {33, 32});
+// Tile instances with M >= this get a twin for matrices of exactly M x M, m and n folded (the
+// launch picks it); 33: none. Measured (same call, "QR tile: an exact-square instance"): f64 M = 32
+// with the early dots 0.301 -> 0.280 ms; elsewhere ptxas schedules the branch-free steps into
+// more registers (f32 M = 32 127 -> 190), and capped at the old blocks a SM it spills: 0.95-1.18x
+// slower (f32 n = 28 0.329 -> 0.351, f64 n = 28 0.315 -> 0.390).
+#ifndef BATCHLA_QR_TILE_SQUARE_MIN_M
+#define BATCHLA_QR_TILE_SQUARE_MIN_M -1
+#endif
+constexpr PerDtype kQrTileSquareMinM = Overridden(BATCHLA_QR_TILE_SQUARE_MIN_M, {33, 32});
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,
 // bench/NOTES.md "engine panel widths"): medium (m <= 160) NB 4 / 8 / 16: qr_r f32 n = 128 172 /
