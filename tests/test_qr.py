@@ -189,9 +189,11 @@ def test_tiny_and_huge_scales(device, m, n, dtype):
         np.testing.assert_allclose(np.asarray(r_only, np.float64), r_base, atol=tol, rtol=0)
 
 
-def test_nonfinite_does_not_touch_neighbours(device):
+# 32 x 32 float64: the tile class's early-dots kernel and its square twin (cuda/tuning.h).
+@pytest.mark.parametrize("m,n,dtype", [(10, 6, np.float32), (32, 32, np.float64)])
+def test_nonfinite_does_not_touch_neighbours(device, m, n, dtype):
     rng = np.random.default_rng(4)
-    clean = rng.standard_normal((7, 10, 6)).astype(np.float32)
+    clean = rng.standard_normal((7, m, n)).astype(dtype)
     bad = clean.copy()
     bad[1, 3, 2] = np.nan
     bad[4] = np.inf
