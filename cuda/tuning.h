@@ -441,8 +441,8 @@ constexpr PerDtype kQrTileEarlyDotsMinM = Overridden(BATCHLA_QR_TILE_EARLY_DOTS_
 // Tile instances with M >= this get a twin for matrices of exactly M x M, m and n folded (the
 // launch picks it); 33: none. Measured (same call, "QR tile: an exact-square instance"): f64 M = 32
 // with the early dots 0.301 -> 0.280 ms; elsewhere ptxas schedules the branch-free steps into
-// more registers (f32 M = 32 127 -> 190), and capped at the old blocks a SM it spills: 0.95-1.18x
-// slower (f32 n = 28 0.329 -> 0.351, f64 n = 28 0.315 -> 0.390).
+// more registers (f32 M = 32 127 -> 190), and capped at the old blocks a SM it spills: up to 24 %
+// more time (f32 n = 28 0.329 -> 0.351, f64 n = 28 0.315 -> 0.390 ms).
 #ifndef BATCHLA_QR_TILE_SQUARE_MIN_M
 #define BATCHLA_QR_TILE_SQUARE_MIN_M -1
 #endif
