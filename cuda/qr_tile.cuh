@@ -111,14 +111,12 @@ constexpr int QrTileMinBlocks() {
   return tuning::kQrTileMinBlocks.Of(sizeof(T) == 8);
 }
 
-// Whether an instance takes a step's dots before its reflector (tuning.h kQrTileEarlyDotsMinM).
+// Whether an instance takes a step's dots before its reflector / has an exact-square twin
+// (tuning.h kQrTileEarlyDotsMinM / kQrTileSquareMinM).
 template <typename T, int M>
-constexpr bool kQrTileEarlyDots =
-    M >= (sizeof(T) == 8 ? tuning::kQrTileEarlyDotsMinM.f64 : tuning::kQrTileEarlyDotsMinM.f32);
-// Whether an instance has an exact-square twin (tuning.h kQrTileSquareMinM).
+constexpr bool kQrTileEarlyDots = M >= tuning::kQrTileEarlyDotsMinM.Of(sizeof(T) == 8);
 template <typename T, int M>
-constexpr bool kQrTileHasSquare =
-    M >= (sizeof(T) == 8 ? tuning::kQrTileSquareMinM.f64 : tuning::kQrTileSquareMinM.f32);
+constexpr bool kQrTileHasSquare = M >= tuning::kQrTileSquareMinM.Of(sizeof(T) == 8);
 
 // kSquare: every matrix of the launch is M x M, so the kernel's m / n tests fold away.
 template <typename T, int M, int L, bool kSquare>
