@@ -57,9 +57,10 @@ cudaError_t LuTileRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out);
 template <typename T>
 bool LuTileTakes(LuOutput out, int n, int k) {
   const bool f64 = sizeof(T) == 8;
-  const int lo = (f64 ? tuning::kLuTileMinNF64 : tuning::kLuTileMinNF32)[int(out)];
-  const int hi = (f64 ? tuning::kLuTileMaxNF64 : tuning::kLuTileMaxNF32)[int(out)];
-  return n >= lo && n <= hi && (out != LuOutput::kSolve || k == 1);
+  if (n < 1 || (out == LuOutput::kSolve && k != 1)) return false;
+  if (n <= tuning::kLuSmallMaxN)  // a set of n there (cuda/tuning.h)
+    return ((f64 ? tuning::kLuTileSmallNsF64 : tuning::kLuTileSmallNsF32)[int(out)] >> (n - 1)) & 1u;
+  return n >= tuning::kLuTileMinN && n <= (f64 ? tuning::kLuTileMaxNF64 : tuning::kLuTileMaxNF32)[int(out)];
 }
 
 // kInverse as getrf + getri (cuda/lu_blocked_getri.cuh) for these n, where the left class factors

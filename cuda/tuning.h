@@ -232,20 +232,31 @@ constexpr int kLuComposedMinNF64[4] = {0, 65, 129, 1 << 30};
 
 // tile class (cuda/lu_blocked_tile.cuh: a warp per matrix, the matrix in shared memory, left-looking
 // in 8-column tiles; bench/NOTES.md "getrf tile class"): getrf, slogdet and gesv with one
-// right-hand side, from these n (by LuOutput: factor, solve, inverse (not offered), slogdet) up to
-// kLuTileMaxN*, ahead of the small, warp and left classes. Measured (H100, check timings): the warp class
-// is 1.8-3.4x slower at n = 40..64 for every offered output. At n <= 32 the tile class costs about
-// the same per matrix for every n of a tile-column count, so it wins only near multiples of 8: the
-// small class stays faster for f32 (n = 32 getrf 317 vs 307 us, slogdet 259 vs 288), for f64 gesv
-// (290 vs 367) and for f64 getrf / slogdet below n = 31 (n = 28: 325 vs 337 us; 24: 349 vs 300 is
-// the exception), slower from 31 (n = 32: 323 / 271 vs 273 / 242 us).
-// BATCHLA_LU_TILE_MINN / _MAXN: benchmark variants (MINN: every output; MAXN 0: off).
+// right-hand side, ahead of the small, warp and left classes: above kLuSmallMaxN for every n up to
+// kLuTileMaxN* (the warp class is 1.8-3.4x slower at n = 40..64, H100 check timings), and at n <=
+// kLuSmallMaxN for the n in kLuTileSmallNs* (bit n - 1, by LuOutput). There the tile class costs
+// about the same per matrix for every n of a tile-column count while the small class grows with n,
+// so each wins on its own n. Measured (H200, both classes at every n = 17..32, bench/NOTES.md "LU
+// n = 17..32: the class chosen per n"), tile >= 3 % faster: f64 getrf n = 24 (347 -> 300 us) and
+// 32 (319 -> 272), f64 slogdet 24 (321 -> 268), 31 and 32, f32 getrf 32 (321 -> 296); f64 getrf /
+// slogdet n = 30 / 31 within 2 % (31 kept); gesv k = 1 and f32 slogdet: small at every n (tile
+// 0.41-0.85x).
+// BATCHLA_LU_TILE_MINN / _MAXN: benchmark variants (MINN: every n from there, every output).
+template <typename... Ns>
+constexpr unsigned LuNs(Ns... n) {
+  return (0u | ... | (1u << (n - 1)));
+}
+constexpr unsigned LuNsFrom(int lo) {
+  return lo > kLuSmallMaxN ? 0u : ~0u << (lo < 1 ? 0 : lo - 1);
+}
 #ifdef BATCHLA_LU_TILE_MINN
-constexpr int kLuTileMinNF32[4] = {BATCHLA_LU_TILE_MINN, BATCHLA_LU_TILE_MINN, 1 << 30, BATCHLA_LU_TILE_MINN};
-constexpr int kLuTileMinNF64[4] = {BATCHLA_LU_TILE_MINN, BATCHLA_LU_TILE_MINN, 1 << 30, BATCHLA_LU_TILE_MINN};
+constexpr int kLuTileMinN = BATCHLA_LU_TILE_MINN;
+constexpr unsigned kLuTileSmallNsF32[4] = {LuNsFrom(kLuTileMinN), LuNsFrom(kLuTileMinN), 0, LuNsFrom(kLuTileMinN)};
+constexpr unsigned kLuTileSmallNsF64[4] = {LuNsFrom(kLuTileMinN), LuNsFrom(kLuTileMinN), 0, LuNsFrom(kLuTileMinN)};
 #else
-constexpr int kLuTileMinNF32[4] = {33, 33, 1 << 30, 33};
-constexpr int kLuTileMinNF64[4] = {31, 33, 1 << 30, 31};
+constexpr int kLuTileMinN = kLuSmallMaxN + 1;
+constexpr unsigned kLuTileSmallNsF32[4] = {LuNs(32), 0, 0, 0};  // by LuOutput: factor, solve, inverse, slogdet
+constexpr unsigned kLuTileSmallNsF64[4] = {LuNs(24, 31, 32), 0, 0, LuNs(24, 31, 32)};
 #endif
 // Up to these n (by LuOutput): getrf and slogdet on three rows a lane from n = 65, ahead of the
 // left class where it measured faster (H100, bench/NOTES.md "Tile class on three rows a lane"):
