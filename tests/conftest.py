@@ -14,6 +14,7 @@ SIZES = list(range(1, 41)) + [64, 100, 128, 256, 512]
 DTYPES = [np.float32, np.float64]
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config):
     """`pytest -n auto` (README): two worker processes where no GPU is present (CI's two cores run
     the suite in about half the time); none (the tests run in this process, as without -n) where
@@ -22,6 +23,25 @@ def pytest_xdist_auto_num_workers(config):
     smi = shutil.which("nvidia-smi")
     has_gpu = smi is not None and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
     return 0 if has_gpu else 2
+
+
+def pytest_configure(config):
+    """Under pytest-xdist's default `--dist load`, keep the tests of one xdist_group on one worker
+    (`loadgroup`): the past-2^31-element tests (test_hardening.py) each need ~60 GiB of device
+    memory, which a worker's allocator keeps, so two workers running them at once go out of memory.
+    Other --dist modes (README's loadfile keeps the file on one worker anyway) are left as given.
+    A worker learns it from the controller (pytest_configure_node): it parses the command line
+    itself, where the mode is still `load`."""
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+    if getattr(config, "workerinput", {}).get("batchla_loadgroup"):
+        config.option.loadgroup = True  # xdist's worker reads this to tag the grouped tests
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist (controller), before a worker starts: pass it the mode chosen above."""
+    node.workerinput["batchla_loadgroup"] = node.config.getvalue("dist") == "loadgroup"
 
 
 def gpu_devices():

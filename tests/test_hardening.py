@@ -198,6 +198,12 @@ BIG_OPS = {  # name -> (function, kind, n, dtype, matrices): each input has more
 }
 
 
+# Each test below holds ~60 GiB of device memory, and a process keeps what its allocator took after
+# the test ends: under pytest-xdist they share one worker (conftest.py: -n runs loadgroup), since
+# two workers each running one at once go out of memory (seen at -n 6 and -n 14 on an H200).
+BIG_MEMORY = pytest.mark.xdist_group("device_memory_60gib")
+
+
 def _enough_device_memory(gib):
     devs = gpu_devices()
     try:
@@ -207,6 +213,7 @@ def _enough_device_memory(gib):
     return bool(stats) and stats.get("bytes_limit", 0) >= gib * 2**30
 
 
+@BIG_MEMORY
 @pytest.mark.gpu
 @pytest.mark.skipif(not _enough_device_memory(60), reason="needs a GPU with >= 60 GiB")
 @pytest.mark.parametrize("case", list(BIG_OPS))
@@ -253,6 +260,7 @@ FOLD_OPS = {  # name -> (function of (a, b), kind, n)
 }
 
 
+@BIG_MEMORY
 @pytest.mark.gpu
 @pytest.mark.skipif(not _enough_device_memory(60), reason="needs a GPU with >= 60 GiB")
 @pytest.mark.parametrize("name", list(FOLD_OPS))
