@@ -238,9 +238,9 @@ constexpr int kLuComposedMinNF64[4] = {0, 65, 129, 1 << 30};
 // about the same per matrix for every n of a tile-column count while the small class grows with n,
 // so each wins on its own n. Measured (H200, both classes at every n = 17..32, bench/NOTES.md "LU
 // n = 17..32: the class chosen per n"), tile >= 3 % faster: f64 getrf n = 24 (347 -> 300 us) and
-// 32 (319 -> 272), f64 slogdet 24 (321 -> 268), 31 and 32, f32 getrf 32 (321 -> 296); f64 getrf /
-// slogdet n = 30 / 31 within 2 % (31 kept); gesv k = 1 and f32 slogdet: small at every n (tile
-// 0.41-0.85x).
+// 32 (319 -> 272), f64 slogdet 24 (321 -> 268), 31 and 32, f32 getrf 32 (321 -> 296); within 2 %:
+// f64 getrf 31 (kept on the tile class) and f64 getrf / slogdet 30 (kept on the small class);
+// gesv k = 1 and f32 slogdet: small at every n (tile 0.41-0.85x).
 // BATCHLA_LU_TILE_MINN / _MAXN: benchmark variants (MINN: every n from there, every output).
 template <typename... Ns>
 constexpr unsigned LuNs(Ns... n) {

@@ -200,7 +200,7 @@ BIG_OPS = {  # name -> (function, kind, n, dtype, matrices): each input has more
 
 # Each test below holds ~60 GiB of device memory, and a process keeps what its allocator took after
 # the test ends: under pytest-xdist they share one worker (conftest.py: -n runs loadgroup), since
-# two workers each running one at once go out of memory (seen at -n 6 and -n 14 on an H200).
+# two workers each running one at once go out of memory (seen at -n 6 on an H200).
 BIG_MEMORY = pytest.mark.xdist_group("device_memory_60gib")
 
 
