@@ -251,8 +251,9 @@ constexpr unsigned LuNsFrom(int lo) {
 }
 #ifdef BATCHLA_LU_TILE_MINN
 constexpr int kLuTileMinN = BATCHLA_LU_TILE_MINN;
-constexpr unsigned kLuTileSmallNsF32[4] = {LuNsFrom(kLuTileMinN), LuNsFrom(kLuTileMinN), 0, LuNsFrom(kLuTileMinN)};
-constexpr unsigned kLuTileSmallNsF64[4] = {LuNsFrom(kLuTileMinN), LuNsFrom(kLuTileMinN), 0, LuNsFrom(kLuTileMinN)};
+constexpr unsigned kLuTileFromMinN = LuNsFrom(kLuTileMinN);
+constexpr unsigned kLuTileSmallNsF32[4] = {kLuTileFromMinN, kLuTileFromMinN, 0, kLuTileFromMinN};
+constexpr unsigned kLuTileSmallNsF64[4] = {kLuTileFromMinN, kLuTileFromMinN, 0, kLuTileFromMinN};
 #else
 constexpr int kLuTileMinN = kLuSmallMaxN + 1;
 constexpr unsigned kLuTileSmallNsF32[4] = {LuNs(32), 0, 0, 0};  // by LuOutput: factor, solve, inverse, slogdet
