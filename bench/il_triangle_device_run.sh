@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# One device call (carry [".carry"], the modules of bench/build_for_device.sh): il_posv reading the
+# lower against the upper triangle (bench/il_triangle_ab.py), then Nsight Compute's memory and
+# launch sections of one launch in each mode for the (dtype, n) of PROFILE_CASES ("float32:16 ...").
+set -uo pipefail
+export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+bench/unpack_on_device.sh || exit 1
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} XLA_PYTHON_CLIENT_PREALLOCATE=false
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+echo "=== A/B ($(date +%T))"
+timeout "${AB_TIMEOUT:-300}" python3 -m bench.il_triangle_ab ${AB_ARGS:-} 2>&1 | tee "$OUT/il_triangle_ab.txt"
+for case in ${PROFILE_CASES:-}; do
+  dtype=${case%:*} n=${case#*:}
+  for lower in 1 0; do
+    name=ncu_${dtype}_n${n}_lower$lower
+    echo "=== $name ($(date +%T))"
+    timeout 120 ncu --kernel-name "regex:^(Staged)?Kernel$" --launch-skip 1 --launch-count 1 \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
+      --section LaunchStats --section Occupancy --section SchedulerStats --section WarpStateStats \
+      python3 -c "
+import jax, jax_batchla.interleaved as il
+from bench.ops import make_inputs
+n, dtype = $n, '$dtype'
+inp = make_inputs((64 << 20) // (n * n * jax.numpy.dtype(dtype).itemsize), n, dtype)
+a = il.to_interleaved(inp['A']); b = il.to_interleaved(inp['b'], a.chunk)
+f = jax.jit(lambda a, b: il.solve(a, b, lower=bool($lower)))
+for _ in range(2): jax.block_until_ready(f(a, b))
+" > "$OUT/$name.txt" 2>&1
+    echo "rc=$?"
+    grep -E "Duration|DRAM Throughput|Memory Throughput|L2 Hit|L1/TEX Hit|dram__|Mem Busy|Max Bandwidth|Issue Slots|Warp Cycles Per Issued|Achieved Occupancy|Registers Per|Grid Size|Block Size" "$OUT/$name.txt" | head -20
+  done
+done
+echo "=== done ($(date +%T))"
