@@ -25,6 +25,7 @@ def main():
     p.add_argument("--bytes", type=int, default=256 << 20)
     p.add_argument("--rounds", type=int, default=2)
     args = p.parse_args()
+    jax.config.update("jax_enable_x64", True)
 
     import jax_batchla.interleaved as il
     solve = {lower: jax.jit(lambda a, b, lower=lower: il.solve(a, b, lower=lower)) for lower in (True, False)}

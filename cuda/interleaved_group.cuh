@@ -294,9 +294,46 @@ struct GroupBody {
     return kStaged ? size_t(threads / 32) * kStageElems * sizeof(T) : 0;
   }
 
+  // The op's triangle into the stage, walking its rows: one copy moves kPairsPerCopy consecutive
+  // columns s of the lane's G rows (q, sub). Rows past n and entries right of the diagonal copy a
+  // clamped, valid element (FillFromStage replaces them). In A's memory (lower read) every row of
+  // a copy continues where the previous copy of that row ended.
+  static __device__ __forceinline__ void CopyByRowsOfOp(const T* a, TriangleStrides st, int n, int pair, int sub,
+                                                        T* stage) {
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      const int i = q * G + sub, ir = i < n ? i : n - 1;
+      const T* row = a + ir * st.rs;
+      T* dst = stage + ((Tri(q) + pair) * G + sub) * kMats;
+#pragma unroll
+      for (int s0 = 0; s0 < kCols(q); s0 += kPairsPerCopy) {
+        const int s = s0 + pair, sc = s < ir ? s : ir;
+        __pipeline_memcpy_async(dst + s0 * G * kMats, row + sc * st.cs, kPieceBytes);
+      }
+    }
+  }
+
+  // The upper read (the op's row i is A's column i) walking A's rows instead: A's row s, from
+  // its diagonal on, is the op's column s, and one copy moves kPairsPerCopy consecutive row
+  // blocks q of it, i.e. kPairsPerCopy G consecutive elements of A's row (one contiguous run).
+  // Walking the op's rows here read kPairsPerCopy short runs in as many rows of A per copy and
+  // ran 6-7 % slower than the lower read at f32 n = 24 / 28 (bench/NOTES.md). Only the entries
+  // FillFromStage keeps are copied (s <= i < n).
+  static __device__ __forceinline__ void CopyByRowsOfA(const T* a, int64_t row_stride, int64_t c, int n, int pair,
+                                                       int sub, T* stage) {
+#pragma unroll
+    for (int s = 0; s < NP; ++s) {
+#pragma unroll
+      for (int q0 = s / G; q0 < kQ; q0 += kPairsPerCopy) {
+        const int q = q0 + pair, i = q * G + sub;
+        if (q < kQ && i >= s && i < n)
+          __pipeline_memcpy_async(stage + ((Tri(q) + s) * G + sub) * kMats, a + s * row_stride + i * c,
+                                  kPieceBytes);
+      }
+    }
+  }
+
   // Starts the copies of the wave whose first thread index is w0 (a multiple of 32) into stage.
-  // Rows past n and entries right of the diagonal copy a clamped, valid element (FillFromStage
-  // replaces them).
   static __device__ __forceinline__ void IssueStage(const Args<T>& g, int64_t w0, T* stage) {
     // The lane index through an opaque move: else ptxas hoists every copy's (loop-invariant)
     // source offset out of RunStaged's loop and keeps them all live, ~70 registers (ptxas -v).
@@ -305,20 +342,11 @@ struct GroupBody {
     const int n = g.n;
     const int64_t m0 = w0 / G, chunk = m0 / g.c, first = m0 % g.c;
     const T* a = g.a + chunk * int64_t(n) * n * g.c + first;
-    const TriangleStrides st(g.mode, n, g.c);
-    const int64_t rs = st.rs, cs = st.cs;
     const int pair = lane / (G * kPieces), sub = lane / kPieces % G, piece = lane % kPieces;
-#pragma unroll
-    for (int q = 0; q < kQ; ++q) {
-      const int i = q * G + sub, ir = i < n ? i : n - 1;
-      const T* row = a + ir * rs + piece * kPieceElems;
-      T* dst = stage + ((Tri(q) + pair) * G + sub) * kMats + piece * kPieceElems;
-#pragma unroll
-      for (int s0 = 0; s0 < kCols(q); s0 += kPairsPerCopy) {
-        const int s = s0 + pair, sc = s < ir ? s : ir;
-        __pipeline_memcpy_async(dst + s0 * G * kMats, row + sc * cs, kPieceBytes);
-      }
-    }
+    if (g.mode == kReadUpper) CopyByRowsOfA(a + piece * kPieceElems, int64_t(n) * g.c, g.c, n, pair, sub,
+                                            stage + piece * kPieceElems);
+    else CopyByRowsOfOp(a + piece * kPieceElems, TriangleStrides(g.mode, n, g.c), n, pair, sub,
+                        stage + piece * kPieceElems);
     if constexpr (kRhs) {
       const T* b = g.b + chunk * int64_t(n) * g.k * g.c + first;
       const int64_t row = int64_t(g.k) * g.c;
