@@ -16,7 +16,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
@@ -609,15 +608,6 @@ template <class Body>
 struct MaxRegsOf<Body, decltype(void(Body::kMaxRegs))> {
   static constexpr int kValue = Body::kMaxRegs;
 };
-// The body that runs the upper read (GroupBody's staged forms: the copies in another order).
-template <class Body, class = void>
-struct UpperTwinOf {
-  using Type = Body;
-};
-template <class Body>
-struct UpperTwinOf<Body, std::void_t<typename Body::UpperTwin>> {
-  using Type = typename Body::UpperTwin;
-};
 template <class Body, class = void>
 struct SharedBytesOf {
   static size_t Get(int, int) { return 0; }
@@ -664,9 +654,6 @@ constexpr auto KernelOf() {
 
 template <typename T, class Body>
 cudaError_t Launch(cudaStream_t stream, const Args<T>& g, int warps) {
-  using Upper = typename UpperTwinOf<Body>::Type;
-  if constexpr (!std::is_same_v<Upper, Body>)
-    if (g.mode == kReadUpper) return Launch<T, Upper>(stream, g, warps);
   const int64_t total = g.chunks * g.c * ThreadsPerMatrixOf<Body>::kValue;
   if (total == 0) return cudaSuccess;
   const int threads = 32 * (FixedWarpsOf<Body>::kValue ? FixedWarpsOf<Body>::kValue : warps);

@@ -44,10 +44,8 @@ constexpr int GroupMaxRegs(int load) {
 
 // FOLD (posv only; the variant's order kRight): the first right-hand side is eliminated inside
 // the factor, off the solve's dependency chain, at the price of kQ registers live throughout.
-// LOAD: how the triangle reaches the registers (GroupLoad). BY_COLUMNS (staged forms): the copies
-// in the op's column order, which walks A's rows for the upper read (CopyTriangle); the launcher
-// runs this twin (UpperTwin) for the upper read.
-template <typename T, Op OP, int NP, int G, bool FOLD = true, int LOAD = kLoad64, bool BY_COLUMNS = false>
+// LOAD: how the triangle reaches the registers (GroupLoad).
+template <typename T, Op OP, int NP, int G, bool FOLD = true, int LOAD = kLoad64>
 struct GroupBody {
   static_assert(32 % G == 0 && NP % G == 0, "a group divides the warp and the padded size");
   static constexpr bool OFF32 = LOAD == kLoad32;
@@ -57,9 +55,6 @@ struct GroupBody {
   static constexpr int kQ = NP / G;  // rows per lane
   static constexpr unsigned kAll = 0xffffffffu;  // every lane runs the body (il::Kernel)
   static constexpr int kMats = 32 / G;  // matrices per warp
-  // The body the launcher runs for the upper read: both copy orders in one kernel cost up to 40
-  // registers or 180 bytes of spill (ptxas -v), so each order is its own kernel.
-  using UpperTwin = GroupBody<T, OP, NP, G, FOLD, LOAD, kStaged>;
 
   // Whether a launch fits the variant (else the launcher runs the kLoad64 form): OFF32 needs the
   // offsets within one chunk below 2^31; staging copies whole 16-byte granules of the warp's
@@ -299,35 +294,9 @@ struct GroupBody {
     return kStaged ? size_t(threads / 32) * kStageElems * sizeof(T) : 0;
   }
 
-  // The op's triangle into the stage. One copy moves kPairsPerCopy consecutive columns s of the
-  // lane group's G rows (q, sub): a 4 x 4 block (f32 G = 4) of A, 4 consecutive elements in each
-  // of 4 rows of A (the op's rows for the lower read, its columns for the upper one). Rows past n
-  // and entries right of the diagonal copy a clamped, valid element (FillFromStage replaces them).
-  // The order of the copies walks A's rows: for the lower read by the op's rows (q outer), for
-  // the upper read by the op's columns (s outer), so each copy continues where the previous one
-  // ended in the same rows of A. The upper read in the op's row order (as the lower one) took its
-  // 4 x 4 blocks down A's columns and ran 6-7 % slower at f32 n = 24 / 28 (bench/NOTES.md).
-  template <bool kByColumns>
-  static __device__ __forceinline__ void CopyTriangle(const T* a, TriangleStrides st, int n, int pair, int sub,
-                                                      T* stage) {
-    auto copy = [&](int q, int s0) {  // columns s0 .. s0 + kPairsPerCopy - 1 of row block q
-      const int i = q * G + sub, ir = i < n ? i : n - 1, s = s0 + pair, sc = s < ir ? s : ir;
-      __pipeline_memcpy_async(stage + ((Tri(q) + s) * G + sub) * kMats, a + (ir * st.rs + sc * st.cs), kPieceBytes);
-    };
-    if constexpr (kByColumns) {
-#pragma unroll
-      for (int s0 = 0; s0 < NP; s0 += kPairsPerCopy)
-#pragma unroll
-        for (int q = s0 / G; q < kQ; ++q) copy(q, s0);  // s0 < kCols(q)
-    } else {
-#pragma unroll
-      for (int q = 0; q < kQ; ++q)
-#pragma unroll
-        for (int s0 = 0; s0 < kCols(q); s0 += kPairsPerCopy) copy(q, s0);
-    }
-  }
-
   // Starts the copies of the wave whose first thread index is w0 (a multiple of 32) into stage.
+  // Rows past n and entries right of the diagonal copy a clamped, valid element (FillFromStage
+  // replaces them).
   static __device__ __forceinline__ void IssueStage(const Args<T>& g, int64_t w0, T* stage) {
     // The lane index through an opaque move: else ptxas hoists every copy's (loop-invariant)
     // source offset out of RunStaged's loop and keeps them all live, ~70 registers (ptxas -v).
@@ -336,9 +305,20 @@ struct GroupBody {
     const int n = g.n;
     const int64_t m0 = w0 / G, chunk = m0 / g.c, first = m0 % g.c;
     const T* a = g.a + chunk * int64_t(n) * n * g.c + first;
+    const TriangleStrides st(g.mode, n, g.c);
+    const int64_t rs = st.rs, cs = st.cs;
     const int pair = lane / (G * kPieces), sub = lane / kPieces % G, piece = lane % kPieces;
-    CopyTriangle<BY_COLUMNS>(a + piece * kPieceElems, TriangleStrides(g.mode, n, g.c), n, pair, sub,
-                             stage + piece * kPieceElems);
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      const int i = q * G + sub, ir = i < n ? i : n - 1;
+      const T* row = a + ir * rs + piece * kPieceElems;
+      T* dst = stage + ((Tri(q) + pair) * G + sub) * kMats + piece * kPieceElems;
+#pragma unroll
+      for (int s0 = 0; s0 < kCols(q); s0 += kPairsPerCopy) {
+        const int s = s0 + pair, sc = s < ir ? s : ir;
+        __pipeline_memcpy_async(dst + s0 * G * kMats, row + sc * cs, kPieceBytes);
+      }
+    }
     if constexpr (kRhs) {
       const T* b = g.b + chunk * int64_t(n) * g.k * g.c + first;
       const int64_t row = int64_t(g.k) * g.c;
