@@ -37,9 +37,12 @@ enum GroupLoad : int {
   kLoadStaged224 = 3,  // as kLoadStaged, at most 224 registers (9 warps / SM)
   kLoadStaged200 = 4,  // 200 registers (10 warps / SM)
   kLoadStaged168 = 5,  // 168 registers (12 warps / SM)
+  kLoadStaged152 = 6,  // 152 registers (13 warps / SM)
+  kLoadStaged144 = 7,  // 144 registers (14 warps / SM)
 };
 constexpr int GroupMaxRegs(int load) {
-  return load == kLoadStaged224 ? 224 : load == kLoadStaged200 ? 200 : load == kLoadStaged168 ? 168 : 255;
+  constexpr int kCaps[] = {255, 255, 255, 224, 200, 168, 152, 144};  // by GroupLoad
+  return kCaps[load];
 }
 
 // FOLD (posv only; the variant's order kRight): the first right-hand side is eliminated inside

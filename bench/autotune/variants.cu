@@ -92,7 +92,20 @@ void AddGroup() {
     Add<GroupBody<T, kOp, kPad, kLanes, false, kLoad>>(Kind::kGroup, Order::kLeft, kLanes, 0, kPad, kLoad);
 }
 
-// Lane groups: every (G, pad) shape GroupShapeBuilt admits.
+// Lane groups: every (G, pad) shape GroupShapeBuilt admits, or (for a quick A/B built off the
+// device) those within -DIL_GROUP_LANES_MIN/MAX and -DIL_GROUP_PAD_MIN/MAX.
+#ifndef IL_GROUP_LANES_MIN
+#define IL_GROUP_LANES_MIN 1
+#endif
+#ifndef IL_GROUP_LANES_MAX
+#define IL_GROUP_LANES_MAX 32
+#endif
+#ifndef IL_GROUP_PAD_MIN
+#define IL_GROUP_PAD_MIN 1
+#endif
+#ifndef IL_GROUP_PAD_MAX
+#define IL_GROUP_PAD_MAX kTunedMaxN
+#endif
 template <int I = 0>
 void AddGroups() {
   constexpr int kLaneCounts = int(sizeof(kGroupLanes) / sizeof(kGroupLanes[0]));
@@ -100,7 +113,8 @@ void AddGroups() {
   if constexpr (I < kLaneCounts * kPadCount) {
     constexpr int kLanes = kGroupLanes[I / kPadCount];
     constexpr int kPad = 4 * (I % kPadCount + 1);
-    if constexpr (GroupShapeBuilt(kLanes, kPad, int(sizeof(T)))) {
+    if constexpr (GroupShapeBuilt(kLanes, kPad, int(sizeof(T))) && kLanes >= IL_GROUP_LANES_MIN &&
+                  kLanes <= IL_GROUP_LANES_MAX && kPad >= IL_GROUP_PAD_MIN && kPad <= IL_GROUP_PAD_MAX) {
       AddGroup<kLanes, kPad, kLoad64>();
       AddGroup<kLanes, kPad, kLoad32>();
       AddGroup<kLanes, kPad, kLoadStaged>();
@@ -108,6 +122,8 @@ void AddGroups() {
         AddGroup<kLanes, kPad, kLoadStaged224>();
         AddGroup<kLanes, kPad, kLoadStaged200>();
         AddGroup<kLanes, kPad, kLoadStaged168>();
+        AddGroup<kLanes, kPad, kLoadStaged152>();
+        AddGroup<kLanes, kPad, kLoadStaged144>();
       }
     }
     AddGroups<I + 1>();
