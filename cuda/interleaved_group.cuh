@@ -39,14 +39,9 @@ enum GroupLoad : int {
   kLoadStaged168 = 5,  // 168 registers (12 warps / SM)
   kLoadStaged152 = 6,  // 152 registers (13 warps / SM)
   kLoadStaged144 = 7,  // 144 registers (14 warps / SM)
-  // Staged, the copies shared by the block (G = 4): its warps' waves are 128 B of every element,
-  // and each copy moves whole 128 B lines into the stages of all of them (RunStaged, IssueLines).
-  kLoadLines = 8,      // uncapped
-  kLoadLines224 = 9,   // 224 registers
-  kLoadLines168 = 10,  // 168 registers
 };
 constexpr int GroupMaxRegs(int load) {
-  constexpr int kCaps[] = {255, 255, 255, 224, 200, 168, 152, 144, 255, 224, 168};  // by GroupLoad
+  constexpr int kCaps[] = {255, 255, 255, 224, 200, 168, 152, 144};  // by GroupLoad
   return kCaps[load];
 }
 
@@ -63,11 +58,6 @@ struct GroupBody {
   static constexpr int kQ = NP / G;  // rows per lane
   static constexpr unsigned kAll = 0xffffffffu;  // every lane runs the body (il::Kernel)
   static constexpr int kMats = 32 / G;  // matrices per warp
-  static constexpr bool kLines = LOAD >= kLoadLines;
-  // kLines: the warps of a block (a fixed count) whose waves make 128 B of every element.
-  static constexpr int kLineWarps = kLines ? 128 / (kMats * int(sizeof(T))) : 1;
-  static constexpr int kFixedWarps = kLines ? kLineWarps : 0;  // 0: the variant's warps
-  static_assert(!kLines || G == 4, "a block-wide copy moves 4 rows of whole lines: G = 4");
 
   // Whether a launch fits the variant (else the launcher runs the kLoad64 form): OFF32 needs the
   // offsets within one chunk below 2^31; staging copies whole 16-byte granules of the warp's
@@ -76,7 +66,7 @@ struct GroupBody {
   static bool Fits(const Args<T>& g) {
     if (OFF32) return int64_t(g.n) * g.n * g.c < (int64_t(1) << 31);
     if (kStaged)
-      return g.c % (kMats * kLineWarps) == 0 && g.mode != kSymmetrize && reinterpret_cast<uintptr_t>(g.a) % 16 == 0 &&
+      return g.c % kMats == 0 && g.mode != kSymmetrize && reinterpret_cast<uintptr_t>(g.a) % 16 == 0 &&
              reinterpret_cast<uintptr_t>(g.b) % 16 == 0;
     return true;
   }
@@ -347,47 +337,6 @@ struct GroupBody {
     __pipeline_commit();
   }
 
-  // kLines: starts the copies of the block's next waves (its first thread index b0) into the
-  // stages of all its warps. A copy instruction moves one column s of row block q, rows q G + sub
-  // (sub < G), for the kLineWarps warps' matrices side by side: 4 whole 128 B lines. The block's
-  // (q, s) columns and right-hand-side row blocks are dealt to its warps in turn. (The per-warp
-  // copies of IssueStage move one 32 B sector of each line, the other three sectors coming from
-  // three other warps, f32.)
-  static __device__ __forceinline__ void IssueLines(const Args<T>& g, int64_t b0, T* stages) {
-    int lane;  // opaque, as in IssueStage
-    asm volatile("mov.b32 %0, %1;" : "=r"(lane) : "r"(int(threadIdx.x & 31)));
-    const int warp = threadIdx.x / 32, n = g.n;
-    const int sub = lane / (kLineWarps * kPieces), grp = lane / kPieces % kLineWarps, piece = lane % kPieces;
-    // The block's matrices lie in one chunk (c is a multiple of them, Fits) and before the end
-    // (the batch is whole chunks): warp grp's are kMats on from the block's first.
-    const int64_t m0 = b0 / G, chunk = m0 / g.c;
-    const int lane_off = int(m0 % g.c) + grp * kMats + piece * kPieceElems;
-    const T* a = g.a + chunk * int64_t(n) * n * g.c + lane_off;
-    T* stage = stages + grp * kStageElems + sub * kMats + piece * kPieceElems;
-    const TriangleStrides st(g.mode, n, g.c);
-#pragma unroll
-    for (int q = 0; q < kQ; ++q) {
-      const int i = q * G + sub, ir = i < n ? i : n - 1;
-#pragma unroll
-      for (int s = 0; s < kCols(q); ++s) {
-        if ((Tri(q) + s) % kLineWarps != warp) continue;  // warp-uniform
-        const int sc = s < ir ? s : ir;
-        __pipeline_memcpy_async(stage + (Tri(q) + s) * G * kMats, a + (ir * st.rs + sc * st.cs), kPieceBytes);
-      }
-    }
-    if constexpr (kRhs) {
-      const T* b = g.b + chunk * int64_t(n) * g.k * g.c + lane_off;
-      const int64_t row = int64_t(g.k) * g.c;
-#pragma unroll
-      for (int q = 0; q < kQ; ++q) {
-        if ((Tri(kQ) + q) % kLineWarps != warp) continue;
-        const int i = q * G + sub;
-        __pipeline_memcpy_async(stage + (kTriSlots + i) * kMats, b + (i < n ? i : n - 1) * row, kPieceBytes);
-      }
-    }
-    __pipeline_commit();
-  }
-
   // The lane's rows from the stage (Padded, as LoadTriangle64); y: the
   // first rhs column.
   static __device__ __forceinline__ void FillFromStage(const T* stage, T (&l)[kQ][NP], T (&y)[kQ], int n,
@@ -406,33 +355,22 @@ struct GroupBody {
   // The persistent loop (il::StagedKernel). Its trip count is block-uniform
   // (see il::Kernel); a chunk holds whole warps (Fits), so warps are live or dead as a whole, and
   // a dead warp redoes wave 0 without storing.
-  // kLines: the block's warps copy for each other, so the two points that order the copies
-  // against the fill are block barriers.
   static __device__ void RunStaged(const Args<T>& g) {
     extern __shared__ __align__(16) unsigned char il_group_stage[];
-    T* stages = reinterpret_cast<T*>(il_group_stage);
-    T* stage = stages + (threadIdx.x / 32) * kStageElems;
+    T* stage = reinterpret_cast<T*>(il_group_stage) + (threadIdx.x / 32) * kStageElems;
     const int64_t total = g.chunks * g.c * G;
     const int64_t stride = int64_t(gridDim.x) * blockDim.x;
     const int64_t warp = threadIdx.x & ~31;
     auto first = [&](int64_t base) { return base + warp < total ? base + warp : int64_t(0); };
-    auto issue = [&](int64_t base) {
-      if constexpr (kLines) IssueLines(g, base, stages);
-      else IssueStage(g, first(base), stage);
-    };
-    auto sync = [] {
-      if constexpr (kLines) __syncthreads();
-      else __syncwarp();
-    };
     int64_t base = int64_t(blockIdx.x) * blockDim.x;
-    if (base < total) issue(base);
+    if (base < total) IssueStage(g, first(base), stage);
     for (; base < total; base += stride) {
       T l[kQ][NP], y[kQ];
       __pipeline_wait_prior(0);
-      sync();  // every lane's copies visible to the warp (kLines: to the block)
+      __syncwarp();  // every lane's copies visible to the warp
       FillFromStage(stage, l, y, g.n, OP == Op::kTrsm && g.unit);
-      sync();  // the stage is free for the next wave (kLines: every stage of the block)
-      if (base + stride < total) issue(base + stride);
+      __syncwarp();  // the stage is free for the next wave
+      if (base + stride < total) IssueStage(g, first(base + stride), stage);
       Finish<kRhs>(g, first(base) + (threadIdx.x & 31), base + warp < total, l, y);
     }
   }

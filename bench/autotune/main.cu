@@ -9,7 +9,9 @@
 // of (1) with 1, 2, 4, 8 warps; (3) the best of (2) at c = 32..512: that chunk becomes the
 // layout's default for n. Then potrf, potrs, trsm: steps (1) and (2) at that chunk.
 // Usage: autotune_il --dtypes f32,f64 --ops posv,potrf,potrs,trsm --nmin 1 --nmax 64 --bytes B
-//                    [--kinds full,tile,shared,group,block]
+//                    [--kinds full,tile,shared,group,block] [--posv-read lower|upper]
+// (--posv-read upper: posv reads A's upper triangle, as interleaved.solve's default; A is
+// symmetric, so the check is the same.)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -70,6 +72,8 @@ struct Buffers {
   int32_t* info = nullptr;
 };
 
+Mode g_posv_mode = kReadLower;  // --posv-read
+
 template <typename T>
 struct Problem {
   int n;
@@ -77,7 +81,8 @@ struct Problem {
   Buffers buf;
   Args<T> args(Op op) const {
     return Args<T>{static_cast<const T*>(buf.a), static_cast<const T*>(buf.b), static_cast<T*>(buf.out),
-                   buf.info, static_cast<T*>(buf.scratch), chunks, c, n, 1, kReadLower, false, false};
+                   buf.info, static_cast<T*>(buf.scratch), chunks, c, n, 1,
+                   op == Op::kPosv ? g_posv_mode : kReadLower, false, false};
   }
 };
 
@@ -312,6 +317,7 @@ int main(int argc, char** argv) {
     else if (k == "--nmax") nmax = std::stoi(v);
     else if (k == "--bytes") bytes = std::stoll(v);
     else if (k == "--kinds") g_kinds = v;
+    else if (k == "--posv-read") g_posv_mode = v == "upper" ? kReadUpper : kReadLower;
   }
   CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
   std::vector<Op> op_list;

@@ -124,9 +124,6 @@ void AddGroups() {
         AddGroup<kLanes, kPad, kLoadStaged168>();
         AddGroup<kLanes, kPad, kLoadStaged152>();
         AddGroup<kLanes, kPad, kLoadStaged144>();
-        AddGroup<kLanes, kPad, kLoadLines>();
-        AddGroup<kLanes, kPad, kLoadLines224>();
-        AddGroup<kLanes, kPad, kLoadLines168>();
       }
     }
     AddGroups<I + 1>();
