@@ -102,6 +102,8 @@ def main():
     parser.add_argument("--build", default="/tmp/batchla_autotune")
     parser.add_argument("--out", default=str(ROOT / "bench/results/nvidia-h200-interleaved-tune.json"))
     parser.add_argument("--no-table", action="store_true", help="do not rewrite cuda/interleaved_tuning.h")
+    parser.add_argument("--posv-read", choices=("lower", "upper"), default="lower",
+                        help="the triangle posv reads (upper: interleaved.solve's default)")
     args = parser.parse_args()
 
     t0 = time.time()
@@ -111,7 +113,8 @@ def main():
     print(f"compiled the search space in {time.time() - t0:.0f} s; ptxas: {spill_report}", flush=True)
     t1 = time.time()
     proc = subprocess.run([f"{args.build}/autotune_il", "--nmin", str(args.nmin), "--nmax", str(args.nmax),
-                           "--bytes", str(args.bytes), "--kinds", args.kinds, "--ops", args.ops],
+                           "--bytes", str(args.bytes), "--kinds", args.kinds, "--ops", args.ops,
+                           "--posv-read", args.posv_read],
                           capture_output=True, text=True)
     records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     print(proc.stderr[-3000:])
