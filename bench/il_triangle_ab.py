@@ -2,10 +2,11 @@
 
     python3 -m bench.il_triangle_ab [--n 12,16,...] [--dtypes float32,float64] [--rounds 2]
 
-The tuner times posv reading the lower triangle; the bench runs `interleaved.solve` with jnp's
-default `lower=False`. The two have differed by 11-35 % at n = 12..28 (bench/NOTES.md), never
-explained. This times both modes alternately on one batch (the bench's 256 MiB of A and its
-inputs), best of `rounds`, and prints us and the upper / lower ratio per (dtype, n).
+The tuner times posv reading the lower triangle (unless `--posv-read upper`); the bench runs
+`interleaved.solve` with jnp's default `lower=False`. This times both reads alternately on one
+batch (the bench's 256 MiB of A and its inputs), best of `rounds`, and prints us and the upper /
+lower ratio per (dtype, n): the staged lane-group forms whose warps copy one 32 B sector of each
+line pay 4-7 % for the upper read (bench/NOTES.md, 2026-11-28 g).
 """
 from __future__ import annotations
 

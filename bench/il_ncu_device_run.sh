@@ -1,16 +1,14 @@
 #!/usr/bin/env bash
-# One device call (carry [".carry"], the modules of bench/build_for_device.sh): il_posv reading the
-# lower against the upper triangle (bench/il_triangle_ab.py), then Nsight Compute's memory and
-# launch sections of one launch in each mode for the (dtype, n) of PROFILE_CASES ("float32:16 ...").
+# One device call (carry [".carry"], the modules of bench/build_for_device.sh): Nsight Compute's
+# memory, launch and scheduler sections of one il_posv launch reading the lower and one reading the
+# upper triangle (64 MiB of A), for each (dtype, n) of PROFILE_CASES ("float32:16 float32:24").
 set -uo pipefail
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 bench/unpack_on_device.sh || exit 1
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} XLA_PYTHON_CLIENT_PREALLOCATE=false
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
-echo "=== A/B ($(date +%T))"
-timeout "${AB_TIMEOUT:-300}" python3 -m bench.il_triangle_ab ${AB_ARGS:-} 2>&1 | tee "$OUT/il_triangle_ab.txt"
-for case in ${PROFILE_CASES:-}; do
+for case in ${PROFILE_CASES:?}; do
   dtype=${case%:*} n=${case#*:}
   for lower in 1 0; do
     name=ncu_${dtype}_n${n}_lower$lower
