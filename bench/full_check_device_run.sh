@@ -3,9 +3,9 @@
 # compute-sanitizer's racecheck, memcheck and initcheck (tests/cuda/run_sanitizer.sh builds them,
 # in the background) beside the full GPU test suite (pytest -m gpu) on the modules that
 # bench/build_for_device.sh packed into .carry/ (carry [".carry"]).
-# SAN=0: the test suite alone, under pytest-xdist (N workers): ~560 s at N = 12-14 on an H200
-# (2026-11-28 f), so a 600 s call is tight; FILES splits it (e.g. "--ignore tests/test_hardening.py
-# tests" in one call, tests/test_hardening.py in the next). The past-2^31 tests (~60 GiB each) share
+# SAN=0: the test suite alone, under pytest-xdist (N workers): at N = 12 on an H200 64 % of it passed
+# in 545 s (2026-11-28 g), so it takes two 600 s calls split by FILES (e.g. test_hardening,
+# test_interleaved, test_lu, test_cholesky, test_backends, test_lstsq in one; the rest in the other). The past-2^31 tests (~60 GiB each) share
 # one worker (tests/conftest.py). Each result is logged as it comes (-v), so a run cut by the time
 # limit still names its failures; the FAILED lines and the summary are printed at the end.
 # Env: SAN (1), SAN_JOBS (sanitizer runs at once, 6), SAN_TIMEOUT (s per run, 400), SAN_BUDGET (s for

@@ -317,7 +317,12 @@ int main(int argc, char** argv) {
     else if (k == "--nmax") nmax = std::stoi(v);
     else if (k == "--bytes") bytes = std::stoll(v);
     else if (k == "--kinds") g_kinds = v;
-    else if (k == "--posv-read") g_posv_mode = v == "upper" ? kReadUpper : kReadLower;
+    else if (k == "--posv-read" && (v == "upper" || v == "lower"))
+      g_posv_mode = v == "upper" ? kReadUpper : kReadLower;
+    else {
+      std::fprintf(stderr, "autotune_il: unknown argument %s %s\n", k.c_str(), v.c_str());
+      return 2;
+    }
   }
   CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
   std::vector<Op> op_list;
