@@ -28,6 +28,63 @@ namespace il {
 using detail::Scalar;
 using detail::StaticFor;
 
+// L2 prefetch size of the copies that stage a wave in shared memory (the lane-group and block
+// kinds): a warp there reads one 32 B sector of each 128 B line of a chunk (the line's other
+// sectors belong to the next warps' matrices), so the qualifier asks L2 to fetch the rest of the
+// line from DRAM with it. 0, 64, 128 or 256 (bytes); bench/NOTES.md "L2 prefetch".
+#ifndef BATCHLA_IL_L2_PREFETCH
+#define BATCHLA_IL_L2_PREFETCH 128
+#endif
+#if BATCHLA_IL_L2_PREFETCH == 0
+#define BATCHLA_IL_PREFETCH_PTX ""
+#elif BATCHLA_IL_L2_PREFETCH == 64
+#define BATCHLA_IL_PREFETCH_PTX ".L2::64B"
+#elif BATCHLA_IL_L2_PREFETCH == 128
+#define BATCHLA_IL_PREFETCH_PTX ".L2::128B"
+#elif BATCHLA_IL_L2_PREFETCH == 256
+#define BATCHLA_IL_PREFETCH_PTX ".L2::256B"
+#else
+#error "BATCHLA_IL_L2_PREFETCH: 0, 64, 128 or 256"
+#endif
+
+// cp.async of BYTES (4, 8 or 16) from global to shared memory with the prefetch above; .cg (L2
+// only: the data is read once) where the size allows it, as __pipeline_memcpy_async.
+template <int BYTES>
+__device__ __forceinline__ void CopyAsync(unsigned dst, const void* src) {
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async sizes");
+  if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global" BATCHLA_IL_PREFETCH_PTX " [%0], [%1], 16;\n" ::"r"(dst), "l"(src)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global" BATCHLA_IL_PREFETCH_PTX " [%0], [%1], %2;\n" ::"r"(dst), "l"(src),
+                 "n"(BYTES)
+                 : "memory");
+}
+// The same for one element, or its zero fill where !copy (src-size 0: nothing is read; no branch).
+template <int BYTES>
+__device__ __forceinline__ void CopyAsyncOrZero(unsigned dst, const void* src, bool copy) {
+  static_assert(BYTES == 4 || BYTES == 8, "element sizes");
+  asm volatile("cp.async.ca.shared.global" BATCHLA_IL_PREFETCH_PTX " [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
+               "n"(BYTES), "r"(copy ? BYTES : 0)
+               : "memory");
+}
+
+// A read-only load with the same prefetch (the lane-group kinds' direct forms read 32 B of a line
+// a warp as well); __ldg where the prefetch is off.
+template <typename T>
+__device__ __forceinline__ T LoadPrefetched(const T* p) {
+#if BATCHLA_IL_L2_PREFETCH == 0
+  return __ldg(p);
+#else
+  T v;
+  if constexpr (sizeof(T) == 4)
+    asm("ld.global.nc" BATCHLA_IL_PREFETCH_PTX ".f32 %0, [%1];" : "=f"(v) : "l"(p));
+  else
+    asm("ld.global.nc" BATCHLA_IL_PREFETCH_PTX ".f64 %0, [%1];" : "=d"(v) : "l"(p));
+  return v;
+#endif
+}
+
 // How the op reads `a`: its lower triangle, its upper triangle (as the lower triangle of Aᵀ),
 // or the lower triangle of (A + Aᵀ) / 2.
 enum Mode : int { kReadLower = 0, kReadUpper = 1, kSymmetrize = 2 };

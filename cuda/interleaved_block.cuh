@@ -120,9 +120,7 @@ struct BlockBody {
 
   // One element copied asynchronously, or zero-filled (src-size 0: nothing is read): no branch.
   static __device__ __forceinline__ void CopyOrZero(unsigned dst, const T* src, bool copy) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(int(sizeof(T))),
-                 "r"(copy ? int(sizeof(T)) : 0)
-                 : "memory");
+    CopyAsyncOrZero<int(sizeof(T))>(dst, src, copy);
   }
 
   // The op's lower triangle into the tile columns, zeros above the diagonal inside the diagonal

@@ -140,10 +140,13 @@ void AddBlockForms() {
     AddBlockForms<kPad, kForm + 1>();
   }
 }
+#ifndef IL_BLOCK_PAD_MIN  // as IL_GROUP_PAD_MIN, for the warp-per-matrix pads
+#define IL_BLOCK_PAD_MIN 1
+#endif
 template <int kPad = kBlockMinPad>
 void AddBlocks() {
   if constexpr (kPad <= kTunedMaxN) {
-    AddBlockForms<kPad>();
+    if constexpr (kPad >= IL_BLOCK_PAD_MIN) AddBlockForms<kPad>();
     AddBlocks<kPad + 8>();
   }
 }
