@@ -31,7 +31,8 @@ using detail::StaticFor;
 // L2 prefetch size of the copies that stage a wave in shared memory (the lane-group and block
 // kinds): a warp there reads one 32 B sector of each 128 B line of a chunk (the line's other
 // sectors belong to the next warps' matrices), so the qualifier asks L2 to fetch the rest of the
-// line from DRAM with it. 0, 64, 128 or 256 (bytes); bench/NOTES.md "L2 prefetch".
+// line from DRAM with it. 0, 64, 128 or 256 (bytes); bench/NOTES.md "L2 prefetch" (1-5 % on the
+// staged forms; the lane groups' direct loads measured 0-1.5 % slower with it and keep __ldg).
 #ifndef BATCHLA_IL_L2_PREFETCH
 #define BATCHLA_IL_L2_PREFETCH 128
 #endif
@@ -67,22 +68,6 @@ __device__ __forceinline__ void CopyAsyncOrZero(unsigned dst, const void* src, b
   asm volatile("cp.async.ca.shared.global" BATCHLA_IL_PREFETCH_PTX " [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
                "n"(BYTES), "r"(copy ? BYTES : 0)
                : "memory");
-}
-
-// A read-only load with the same prefetch (the lane-group kinds' direct forms read 32 B of a line
-// a warp as well); __ldg where the prefetch is off.
-template <typename T>
-__device__ __forceinline__ T LoadPrefetched(const T* p) {
-#if BATCHLA_IL_L2_PREFETCH == 0
-  return __ldg(p);
-#else
-  T v;
-  if constexpr (sizeof(T) == 4)
-    asm("ld.global.nc" BATCHLA_IL_PREFETCH_PTX ".f32 %0, [%1];" : "=f"(v) : "l"(p));
-  else
-    asm("ld.global.nc" BATCHLA_IL_PREFETCH_PTX ".f64 %0, [%1];" : "=d"(v) : "l"(p));
-  return v;
-#endif
 }
 
 // How the op reads `a`: its lower triangle, its upper triangle (as the lower triangle of Aᵀ),

@@ -107,8 +107,8 @@ struct GroupBody {
         // right of the diagonal keep whatever was loaded: nothing reads them as a result.
         const bool left = s < q * G;
         const int sc = left || s < ir ? s : ir;
-        T v = LoadPrefetched(p + (row + sc * cs));
-        if constexpr (SYM) v = (v + LoadPrefetched(p + (col + sc * rs))) * T(0.5);
+        T v = __ldg(p + (row + sc * cs));
+        if constexpr (SYM) v = (v + __ldg(p + (col + sc * rs))) * T(0.5);
         l[q][s] = left ? (real ? v : T(0)) : (s == i && (unit || !real)) ? T(1) : (real ? v : T(0));
       }
     }
@@ -127,8 +127,8 @@ struct GroupBody {
 #pragma unroll
       for (int s = 0; s < kCols(q); ++s) {
         const int sc = s < ir ? s : ir;
-        T v = LoadPrefetched(row + sc * cs);
-        if constexpr (SYM) v = (v + LoadPrefetched(col + sc * rs)) * T(0.5);
+        T v = __ldg(row + sc * cs);
+        if constexpr (SYM) v = (v + __ldg(col + sc * rs)) * T(0.5);
         l[q][s] = Padded(v, i, s, n, unit);
       }
     }
@@ -244,7 +244,7 @@ struct GroupBody {
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
       const int i = q * G + sub;
-      const T v = LoadPrefetched(b + (i < n ? i : n - 1) * row + col * g.c);  // clamped: no branch
+      const T v = __ldg(b + (i < n ? i : n - 1) * row + col * g.c);  // clamped: no branch
       y[q] = i < n ? v : T(0);
     }
   }
