@@ -118,11 +118,6 @@ struct BlockBody {
     return s;
   }
 
-  // One element copied asynchronously, or zero-filled (src-size 0: nothing is read): no branch.
-  static __device__ __forceinline__ void CopyOrZero(unsigned dst, const T* src, bool copy) {
-    CopyAsyncOrZero<int(sizeof(T))>(dst, src, copy);
-  }
-
   // The op's lower triangle into the tile columns, zeros above the diagonal inside the diagonal
   // tiles and in the padding (whose pivots Factor takes as 1). The thread's addresses advance by
   // constant strides; per element: a pointer add, a predicate, one cp.async (the first form,
@@ -146,8 +141,8 @@ struct BlockBody {
         if (rr < kLen) {
 #pragma unroll
           for (int cc = 0; cc < 8; ++cc)  // below the diagonal: rr >= cc (always for q > 0)
-            CopyOrZero(dst + (ColBase(t) + cc * kLen + 32 * q) * unsigned(sizeof(T)), src + cc * st.cs,
-                       real && (q > 0 || s.sub >= cc));
+            CopyAsyncOrZero<int(sizeof(T))>(dst + (ColBase(t) + cc * kLen + 32 * q) * unsigned(sizeof(T)),
+                                            src + cc * st.cs, real && (q > 0 || s.sub >= cc));
         }
       }
     });
@@ -203,7 +198,7 @@ struct BlockBody {
     const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(sm + s.m * kMatStride + kTri));
 #pragma unroll
     for (int i = s.sub; i < NP; i += 32)
-      CopyOrZero(dst + i * unsigned(sizeof(T)), b + i * int64_t(g.k) * g.c, s.live && i < n);
+      CopyAsyncOrZero<int(sizeof(T))>(dst + i * unsigned(sizeof(T)), b + i * int64_t(g.k) * g.c, s.live && i < n);
   }
 
   // x (the matrix's vector) out as column `col`, NaN where the factorization failed.
