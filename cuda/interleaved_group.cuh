@@ -42,6 +42,7 @@ enum GroupLoad : int {
 };
 constexpr int GroupMaxRegs(int load) {
   constexpr int kCaps[] = {255, 255, 255, 224, 200, 168, 152, 144};  // by GroupLoad
+  static_assert(sizeof(kCaps) / sizeof(kCaps[0]) == kGroupLoads, "a cap for every GroupLoad (Variant::alt)");
   return kCaps[load];
 }
 
