@@ -1,0 +1,42 @@
+"""The interleaved tuning header is what bench/il_table.py writes (no hand edits), and its
+override rows are all applied. After a whole-tuner run rewrites the header, either re-apply
+the overrides (`python3 -m bench.il_table --overrides`) or drop the rows that the run superseded."""
+import json
+
+import pytest
+
+il_table = pytest.importorskip("bench.il_table")
+
+
+def test_header_round_trips(tmp_path):
+    table, chunks, default, source = il_table.read()
+    out = tmp_path / "interleaved_tuning.h"
+    il_table.write(table, chunks, default, source, path=out)
+    assert out.read_text() == il_table.HEADER.read_text()
+
+
+def test_every_override_is_applied():
+    table, chunks, _, source = il_table.read()
+    overrides = json.loads(il_table.OVERRIDES.read_text())
+    want_table, want_chunks = dict(table), dict(chunks)
+    summary = il_table.apply_overrides(want_table, want_chunks, overrides)
+    assert want_table == table and want_chunks == chunks
+    assert source.endswith(il_table.OVERRIDES_MARK + summary)
+    assert all(r["evidence"] for r in overrides["rows"] + overrides["chunks"])
+
+
+@pytest.mark.parametrize("variant", [
+    {"kind": "full", "order": "top", "warps": 2},
+    {"kind": "tile", "nb": 8, "order": "left", "warps": 2},
+    {"kind": "shared", "nb": 4, "order": "right", "warps": 1},
+    {"kind": "shared", "pad": 28, "nb": 4, "order": "left"},
+    {"kind": "group", "nb": 4, "pad": 24, "order": "left", "warps": 1, "alt": 7},
+    {"kind": "block", "pad": 40, "alt": 2},
+])
+def test_parse_inverts_spell(variant):
+    assert il_table.parse_variant(il_table.spell(variant)) == variant
+
+
+def test_parse_rejects_unknown():
+    with pytest.raises(ValueError, match="unknown variant"):
+        il_table.parse_variant("Grid(4, 2)")
