@@ -148,6 +148,23 @@ __device__ __forceinline__ void Pivot(T& d, T& rinv, int index, int& info) {
   rinv = T(1) / d;
 }
 
+// As Pivot, through rsqrt: one short sequence on the factor's chain instead of IEEE sqrt and a
+// divide, whose range checks sit on every step (float: rsqrtf and one Newton step, ~1 ulp;
+// double: rsqrt, ~1 ulp). A pivot that is not > 0 still sets info (and gives NaN).
+template <typename T>
+__device__ __forceinline__ void RsqrtPivot(T& d, T& rinv, int index, int& info) {
+  if (!(d > T(0)) && info == 0) info = index + 1;
+  if constexpr (std::is_same_v<T, float>) {
+    float y = rsqrtf(d);
+    y *= fmaf(-0.5f * d, y * y, 1.5f);
+    rinv = y;
+    d *= y;
+  } else {
+    rinv = rsqrt(d);
+    d *= rinv;
+  }
+}
+
 // ================================ FullBody: all in registers ================================
 template <typename T, int N, Order O>
 __device__ __forceinline__ int FactorFull(T (&l)[N][N], T (&rinv)[N], const InputLower<T>& a) {

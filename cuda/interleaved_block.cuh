@@ -81,20 +81,7 @@ struct BlockBody {
 
   static __device__ __forceinline__ T Shfl(T v, int src) { return detail::ShflIdx(v, src); }
 
-  // d -> L(k, k) = sqrt(d) and r = 1 / L(k, k); info as il::Pivot. rsqrt (float: with one
-  // Newton step, ~1 ulp) keeps IEEE sqrt and divide off the panel's chain.
-  static __device__ __forceinline__ void Pivot(T& d, T& r, int k, int& info) {
-    if (!(d > T(0)) && info == 0) info = k + 1;
-    if constexpr (std::is_same_v<T, float>) {
-      float y = rsqrtf(d);
-      y *= fmaf(-0.5f * d, y * y, 1.5f);
-      r = y;
-      d *= y;
-    } else {  // rsqrt (~1 ulp): one sequence on the chain instead of IEEE sqrt and a divide
-      r = rsqrt(d);
-      d *= r;
-    }
-  }
+  static __device__ __forceinline__ void Pivot(T& d, T& r, int k, int& info) { RsqrtPivot(d, r, k, info); }
 
   // ---- the wave's copies in and out (whole block) --------------------------------------------
   // Thread (sub, m): matrix m of the wave, rows sub, sub + 32, ... of every column. A warp moves 4

@@ -24,6 +24,10 @@
 
 #include "cuda/interleaved.cuh"
 
+#ifndef BATCHLA_IL_GROUP_F64_RSQRT
+#define BATCHLA_IL_GROUP_F64_RSQRT 1
+#endif
+
 namespace batchla {
 namespace il {
 
@@ -135,19 +139,11 @@ struct GroupBody {
     }
   }
 
-  // Step k's pivot: d -> sqrt(d), r = 1 / sqrt(d), info as il::Pivot. float: rsqrt and one
-  // Newton step (~1 ulp) instead of IEEE sqrt and divide, whose range checks sit on every
-  // step's dependency chain; a pivot that is not > 0 still sets info (and gives NaN).
+  // Step k's pivot (RsqrtPivot). BATCHLA_IL_GROUP_F64_RSQRT=0: double through IEEE sqrt and a
+  // divide (il::Pivot), as before 2026-11-28 i, for A/Bs.
   static __device__ __forceinline__ void StepPivot(T& d, T& r, int k, int& info) {
-    if constexpr (std::is_same_v<T, float>) {
-      if (!(d > 0.f) && info == 0) info = k + 1;
-      float y = rsqrtf(d);
-      y *= fmaf(-0.5f * d, y * y, 1.5f);
-      r = y;
-      d *= y;
-    } else {
-      Pivot(d, r, k, info);
-    }
+    if constexpr (std::is_same_v<T, double> && !BATCHLA_IL_GROUP_F64_RSQRT) Pivot(d, r, k, info);
+    else RsqrtPivot(d, r, k, info);
   }
 
   // One column step of y := L⁻¹ y: x_k (known to every lane) becomes the owner's y_k, and each
