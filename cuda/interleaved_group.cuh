@@ -27,6 +27,10 @@
 #ifndef BATCHLA_IL_GROUP_F64_RSQRT
 #define BATCHLA_IL_GROUP_F64_RSQRT 1
 #endif
+// 1: the factor's column broadcast through shared memory (GroupBody::kBcast); 0: by shuffles.
+#ifndef BATCHLA_IL_GROUP_BCAST
+#define BATCHLA_IL_GROUP_BCAST 0
+#endif
 
 namespace batchla {
 namespace il {
@@ -170,7 +174,7 @@ struct GroupBody {
   // info (the first pivot that is not > 0, NaN included); the caller NaNs the whole result.
   // RHS: y := L⁻¹ y on the way (posv's first column), off the solve's own dependency chain.
   template <bool RHS>
-  static __device__ __forceinline__ int Factor(T (&l)[kQ][NP], T (&rinv)[kQ], T (&y)[kQ], int sub) {
+  static __device__ __forceinline__ int Factor(T (&l)[kQ][NP], T (&rinv)[kQ], T (&y)[kQ], int sub, T* bcast) {
     int info = 0;
 #pragma unroll
     for (int k = 0; k < NP; ++k) {
@@ -186,14 +190,54 @@ struct GroupBody {
         l[q][k] = (kInvInDiagonal && q == qk && diagonal) ? r
                   : (OP == Op::kPotrf && q == qk && diagonal) ? d : l[q][k] * r;
       if constexpr (RHS) Eliminate(l, y, k, __shfl_sync(kAll, y[qk], owner, G) * r, sub);
+      if constexpr (kBcast) {
+        // Column k through the warp's buffer: each lane stores its rows' entries, then reads
+        // rows k + 1.. of its matrix a granule (kV entries) per load.
+        T* col = bcast + (k & 1) * kBcastBuf;  // ping-pong: a step's stores never meet the last one's loads
 #pragma unroll
-      for (int j = k + 1; j < NP; ++j) {
-        const T ljk = __shfl_sync(kAll, l[j / G][k], j % G, G);
+        for (int q = qk; q < kQ; ++q) col[q * G + sub] = l[q][k];
+        __syncwarp();
 #pragma unroll
-        for (int q = j / G; q < kQ; ++q) l[q][j] -= l[q][k] * ljk;
+        for (int j0 = (k + 1) / kV * kV; j0 < NP; j0 += kV) {
+          T v[kV];
+          LoadGranule(col + j0, v);
+#pragma unroll
+          for (int e = 0; e < kV; ++e) {
+            const int j = j0 + e;
+            if (j > k)
+#pragma unroll
+              for (int q = j / G; q < kQ; ++q) l[q][j] -= l[q][k] * v[e];
+          }
+        }
+      } else {
+#pragma unroll
+        for (int j = k + 1; j < NP; ++j) {
+          const T ljk = __shfl_sync(kAll, l[j / G][k], j % G, G);
+#pragma unroll
+          for (int q = j / G; q < kQ; ++q) l[q][j] -= l[q][k] * ljk;
+        }
       }
     }
     return info;
+  }
+
+  // kBcast: each warp's two column buffers in shared memory, after the stages (if any). Matrix
+  // mat's column at mat * kBcastStride, an odd number of 16-byte granules apart, so the warp's
+  // kMats granule loads (one address per group) fall on distinct banks.
+  static constexpr bool kBcast = BATCHLA_IL_GROUP_BCAST != 0 && OP != Op::kPotrs && OP != Op::kTrsm;
+  static constexpr int kV = 16 / int(sizeof(T));  // elements per granule
+  static constexpr int kBcastStride = ((NP * int(sizeof(T)) + 15) / 16 | 1) * kV;
+  static constexpr int kBcastBuf = kMats * kBcastStride;
+  static constexpr int kBcastElems = kBcast ? 2 * kBcastBuf : 0;  // per warp
+
+  static __device__ __forceinline__ void LoadGranule(const T* p, T (&v)[kV]) {
+    if constexpr (sizeof(T) == 4) {
+      const float4 a = *reinterpret_cast<const float4*>(p);
+      v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+    } else {
+      const double2 a = *reinterpret_cast<const double2*>(p);
+      v[0] = a.x, v[1] = a.y;
+    }
   }
 
   // y := L⁻¹ y (column-oriented: x_k is broadcast, every lane updates its rows below k).
@@ -290,8 +334,21 @@ struct GroupBody {
   static constexpr int kPairsPerCopy = 32 / (G * kPieces);  // (q, s) pairs one warp-wide copy moves
   static_assert(G * kPieces <= 32 && G % kPairsPerCopy == 0, "a copy covers whole (q, s) pairs");
 
+  static constexpr int kStageStride = kStaged ? detail::RoundUp(kStageElems, kV) : 0;  // per warp, granules
+
   static size_t SharedBytes(int, int threads) {
-    return kStaged ? size_t(threads / 32) * kStageElems * sizeof(T) : 0;
+    return size_t(threads / 32) * (kStageStride + kBcastElems) * sizeof(T);
+  }
+
+  // The dynamic shared memory: the warps' stages, then their column buffers.
+  static __device__ __forceinline__ T* Shared() {
+    extern __shared__ __align__(16) unsigned char il_group_shared[];
+    return reinterpret_cast<T*>(il_group_shared);
+  }
+  // This warp's column buffer (kBcast), its matrix's column in it.
+  static __device__ __forceinline__ T* BcastColumn() {
+    const int warp = threadIdx.x / 32, mat = (threadIdx.x & 31) / G;
+    return Shared() + (blockDim.x / 32) * kStageStride + warp * kBcastElems + mat * kBcastStride;
   }
 
   // Starts the copies of the wave whose first thread index is w0 (a multiple of 32) into stage.
@@ -353,8 +410,7 @@ struct GroupBody {
   // (see il::Kernel); a chunk holds whole warps (Fits), so warps are live or dead as a whole, and
   // a dead warp redoes wave 0 without storing.
   static __device__ void RunStaged(const Args<T>& g) {
-    extern __shared__ __align__(16) unsigned char il_group_stage[];
-    T* stage = reinterpret_cast<T*>(il_group_stage) + (threadIdx.x / 32) * kStageElems;
+    T* stage = Shared() + (threadIdx.x / 32) * kStageStride;
     const int64_t total = g.chunks * g.c * G;
     const int64_t stride = int64_t(gridDim.x) * blockDim.x;
     const int64_t warp = threadIdx.x & ~31;
@@ -385,9 +441,9 @@ struct GroupBody {
     T rinv[kQ];
     int info = 0;
     if constexpr (OP == Op::kPosv && FOLD) {
-      info = Factor<true>(l, rinv, y, sub);
+      info = Factor<true>(l, rinv, y, sub, BcastColumn());
     } else if constexpr (OP == Op::kPotrf || OP == Op::kPosv) {
-      info = Factor<false>(l, rinv, y, sub);
+      info = Factor<false>(l, rinv, y, sub, BcastColumn());
     } else {
       DiagonalInverse(l, rinv, sub, unit);
     }

@@ -235,7 +235,7 @@ def test_matches_standard_api_and_reads_one_triangle(device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n", [6, 40, 64])  # 40, 64: a warp per matrix (kBlock) on the GPU
+@pytest.mark.parametrize("n", [6, 24, 32, 40, 64])  # on the GPU 24, 32: lane groups (kGroup); 40, 64: kBlock
 def test_failures_do_not_touch_neighbours(device, dtype, n):
     a, _, b = _inputs(n, dtype, batch=40, seed=3)
     bad = a.copy()
