@@ -14,7 +14,9 @@ third also one op: the other ops keep every earlier record).
    checks each timed variant's result, and picks per (dtype, op, n): kind (registers, fully
    unrolled / tiles, runtime n), loop order, tile size, warps per block, and (posv) the chunk.
 3. Writes the winners to cuda/interleaved_tuning.h (bench/il_table.py), which the library
-   build compiles in, and every timing to the JSON file.
+   build compiles in, and every timing to the JSON file. The header then holds none of the rows
+   of bench/il_table_overrides.json: re-apply them (`python3 -m bench.il_table --overrides`) or
+   drop those this run supersedes (tests/test_il_table.py checks that they are applied).
 """
 
 from __future__ import annotations
