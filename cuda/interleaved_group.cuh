@@ -27,10 +27,6 @@
 #ifndef BATCHLA_IL_GROUP_F64_RSQRT
 #define BATCHLA_IL_GROUP_F64_RSQRT 1
 #endif
-// 1: the factor's column broadcast through shared memory (GroupBody::kBcast); 0: by shuffles.
-#ifndef BATCHLA_IL_GROUP_BCAST
-#define BATCHLA_IL_GROUP_BCAST 0
-#endif
 
 namespace batchla {
 namespace il {
@@ -48,20 +44,25 @@ enum GroupLoad : int {
   kLoadStaged152 = 6,  // 152 registers (13 warps / SM)
   kLoadStaged144 = 7,  // 144 registers (14 warps / SM)
 };
-constexpr int GroupMaxRegs(int load) {
+// Variant::alt = a GroupLoad, plus kGroupBcast where the factor's column reaches the group through
+// shared memory instead of shuffles (GroupBody::kBcast; which wins depends on the shape).
+constexpr int kGroupBcast = kGroupForms;
+constexpr int GroupForm(int alt) { return alt % kGroupForms; }
+constexpr bool GroupBcast(int alt) { return alt >= kGroupBcast; }
+constexpr int GroupMaxRegs(int alt) {
   constexpr int kCaps[] = {255, 255, 255, 224, 200, 168, 152, 144};  // by GroupLoad
-  static_assert(sizeof(kCaps) / sizeof(kCaps[0]) == kGroupLoads, "a cap for every GroupLoad (Variant::alt)");
-  return kCaps[load];
+  static_assert(sizeof(kCaps) / sizeof(kCaps[0]) == kGroupForms, "a cap for every GroupLoad");
+  return kCaps[GroupForm(alt)];
 }
 
 // FOLD (posv only; the variant's order kRight): the first right-hand side is eliminated inside
 // the factor, off the solve's dependency chain, at the price of kQ registers live throughout.
-// LOAD: how the triangle reaches the registers (GroupLoad).
+// LOAD: the form (Variant::alt): how the triangle reaches the registers (GroupLoad), and kGroupBcast.
 template <typename T, Op OP, int NP, int G, bool FOLD = true, int LOAD = kLoad64>
 struct GroupBody {
   static_assert(32 % G == 0 && NP % G == 0, "a group divides the warp and the padded size");
-  static constexpr bool OFF32 = LOAD == kLoad32;
-  static constexpr bool kStaged = LOAD >= kLoadStaged;
+  static constexpr bool OFF32 = GroupForm(LOAD) == kLoad32;
+  static constexpr bool kStaged = GroupForm(LOAD) >= kLoadStaged;
   static constexpr int kMaxRegs = GroupMaxRegs(LOAD);  // il::StagedKernel's cap
   static constexpr int kThreadsPerMatrix = G;
   static constexpr int kQ = NP / G;  // rows per lane
@@ -197,17 +198,12 @@ struct GroupBody {
 #pragma unroll
         for (int q = qk; q < kQ; ++q) col[q * G + sub] = l[q][k];
         __syncwarp();
+        T v[kV];  // (the shuffle loop's shape: a j0 / e nest here was not unrolled at NP = 32)
 #pragma unroll
-        for (int j0 = (k + 1) / kV * kV; j0 < NP; j0 += kV) {
-          T v[kV];
-          LoadGranule(col + j0, v);
+        for (int j = k + 1; j < NP; ++j) {
+          if (j == k + 1 || j % kV == 0) LoadGranule(col + j / kV * kV, v);
 #pragma unroll
-          for (int e = 0; e < kV; ++e) {
-            const int j = j0 + e;
-            if (j > k)
-#pragma unroll
-              for (int q = j / G; q < kQ; ++q) l[q][j] -= l[q][k] * v[e];
-          }
+          for (int q = j / G; q < kQ; ++q) l[q][j] -= l[q][k] * v[j % kV];
         }
       } else {
 #pragma unroll
@@ -224,7 +220,8 @@ struct GroupBody {
   // kBcast: each warp's two column buffers in shared memory, after the stages (if any). Matrix
   // mat's column at mat * kBcastStride, an odd number of 16-byte granules apart, so the warp's
   // kMats granule loads (one address per group) fall on distinct banks.
-  static constexpr bool kBcast = BATCHLA_IL_GROUP_BCAST != 0 && OP != Op::kPotrs && OP != Op::kTrsm;
+  static constexpr bool kBcast = GroupBcast(LOAD);
+  static_assert(!kBcast || OP == Op::kPotrf || OP == Op::kPosv, "the broadcast is the factor's");
   static constexpr int kV = 16 / int(sizeof(T));  // elements per granule
   static constexpr int kBcastStride = ((NP * int(sizeof(T)) + 15) / 16 | 1) * kV;
   static constexpr int kBcastBuf = kMats * kBcastStride;

@@ -87,7 +87,8 @@ bool LaunchGroupIf(cudaStream_t stream, const Args<T>& g, const Variant& v, cuda
   constexpr int kAlt = (I / 2) % kGroupLoads;
   if constexpr (kPad % kLanes == 0 && GroupUsed<T>(OP, kLanes, kPad, kOrder, kAlt)) {
     using Body = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight, kAlt>;
-    using Wide = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight, kLoad64>;  // any launch
+    using Wide = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight,
+                           kLoad64 + (GroupBcast(kAlt) ? kGroupBcast : 0)>;  // any launch
     if (v.nb == kLanes && v.pad == kPad && v.order == kOrder && v.alt == kAlt) {
       *e = Body::Fits(g) ? Launch<T, Body>(stream, g, v.warps) : Launch<T, Wide>(stream, g, v.warps);
       return true;

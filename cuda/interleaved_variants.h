@@ -42,7 +42,8 @@ struct Variant {
   int warps;  // warps per block
   int pad;    // kShared: the compile-time padded size (0: runtime n); kGroup: its padded size
   int alt = 0;  // kGroup: the form (interleaved_group.cuh, GroupLoad): 0 64-bit, 1 32-bit
-                // offsets, 2 staged in shared memory, 3..7 staged under a register cap
+                // offsets, 2 staged in shared memory, 3..7 staged under a register cap; + 8
+                // (kGroupForms): the same with the factor's column through shared memory
 };
 
 // Largest n with a kFull variant in the library and in the tuner's search space.
@@ -61,7 +62,8 @@ constexpr int kSharedPads[] = {16, 20, 24, 28, 32, 40, 48};
 // [kGroupMinPad, kTunedMaxN] whose lane triangle G Q (Q + 1) / 2 fits kGroupMaxRegs 32-bit
 // registers (past that ptxas spills; the tuner prunes what still does).
 constexpr int kGroupLanes[] = {4, 8, 16, 32};
-constexpr int kGroupLoads = 8;  // Variant::alt values of kGroup (GroupLoad)
+constexpr int kGroupForms = 8;                 // load forms of kGroup (GroupLoad)
+constexpr int kGroupLoads = 2 * kGroupForms;  // Variant::alt values: each form, then with kGroupBcast
 constexpr int kGroupMinPad = 12;
 constexpr int kGroupMaxRegs = 200;
 constexpr bool GroupShapeBuilt(int g, int pad, int word_bytes) {

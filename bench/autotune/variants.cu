@@ -84,12 +84,22 @@ void AddPadded() {
 }
 
 // One group shape in one load form (alt, GroupLoad); posv also with and without its first rhs
-// folded into the factor (order kRight / kLeft).
+// folded into the factor (order kRight / kLeft); the factoring ops also with the column broadcast
+// through shared memory (kGroupBcast; -DIL_GROUP_BCAST=0 leaves those out).
+#ifndef IL_GROUP_BCAST
+#define IL_GROUP_BCAST 1
+#endif
+template <int kLanes, int kPad, int kAlt>
+void AddGroupAlt() {
+  Add<GroupBody<T, kOp, kPad, kLanes, true, kAlt>>(Kind::kGroup, Order::kRight, kLanes, 0, kPad, kAlt);
+  if constexpr (kOp == Op::kPosv)
+    Add<GroupBody<T, kOp, kPad, kLanes, false, kAlt>>(Kind::kGroup, Order::kLeft, kLanes, 0, kPad, kAlt);
+}
 template <int kLanes, int kPad, int kLoad>
 void AddGroup() {
-  Add<GroupBody<T, kOp, kPad, kLanes, true, kLoad>>(Kind::kGroup, Order::kRight, kLanes, 0, kPad, kLoad);
-  if constexpr (kOp == Op::kPosv)
-    Add<GroupBody<T, kOp, kPad, kLanes, false, kLoad>>(Kind::kGroup, Order::kLeft, kLanes, 0, kPad, kLoad);
+  AddGroupAlt<kLanes, kPad, kLoad>();
+  if constexpr (IL_GROUP_BCAST && (kOp == Op::kPotrf || kOp == Op::kPosv))
+    AddGroupAlt<kLanes, kPad, kLoad + kGroupBcast>();
 }
 
 // Lane groups: every (G, pad) shape GroupShapeBuilt admits, or (for a quick A/B built off the
