@@ -17,7 +17,14 @@
 
 #include "cuda/common.cuh"
 #include "cuda/qr_dispatch.h"
+#include "cuda/qr_dlarfg.cuh"
 #include "cuda/tuning.h"
+
+// 1: the panels' dlarfg by DlarfgUsual (approximate rsqrt / rcp) where its range test allows;
+// 0: hypot, IEEE sqrt and divides on every column, as before 2026-11-28 i (for A/Bs).
+#ifndef BATCHLA_QR_ENGINE_FAST_DLARFG
+#define BATCHLA_QR_ENGINE_FAST_DLARFG 1
+#endif
 
 namespace batchla {
 namespace detail {
@@ -168,14 +175,18 @@ __device__ void FactorPanel(const Mat<T>& w, int m, int j0, int jb, T* tau, Scra
     // LAPACK dlarfg (see launch.h); every thread computes the same values. Outside dlarfg's safe
     // range (a uniform branch) ||x|| is rescaled and x scaled to v before the update, whose dots
     // would otherwise take x's raw (huge or tiny) products.
-    const bool rescale = !(ss >= DlarfgRange<T>::kLo && ss <= DlarfgRange<T>::kHi);
-    const T xnorm =
-        rescale ? BlockRescaledNorm<kThreads / 32>(w, m, j, ss, s.red) : Scalar<T>::Sqrt(ss);
     T beta = alpha, t = 0, scale = 0;
-    if (xnorm != T(0)) {
-      beta = -copysign(hypot(alpha, xnorm), alpha);
-      t = (beta - alpha) / beta;
-      scale = T(1) / (alpha - beta);
+    const bool usual = BATCHLA_QR_ENGINE_FAST_DLARFG && DlarfgUsual(alpha, ss, beta, t, scale);
+    const bool rescale = !(ss >= DlarfgRange<T>::kLo && ss <= DlarfgRange<T>::kHi);
+    if (!usual) {
+      const T xnorm =
+          rescale ? BlockRescaledNorm<kThreads / 32>(w, m, j, ss, s.red) : Scalar<T>::Sqrt(ss);
+      beta = alpha, t = 0, scale = 0;
+      if (xnorm != T(0)) {
+        beta = -copysign(hypot(alpha, xnorm), alpha);
+        t = (beta - alpha) / beta;
+        scale = T(1) / (alpha - beta);
+      }
     }
     if (rescale && t != T(0)) {
       for (int i = j + 1 + threadIdx.x; i < m; i += kThreads) w(i, j) *= scale;
@@ -258,13 +269,16 @@ __device__ void WarpPanel(const Mat<T>& w, int m, int j0, int jb, T* tau) {
       for (int o = 16; o > 0; o >>= 1) ss += ShflXor(ss, o);
       const T alpha = ShflIdx(p[0][c], c);
       // v is scaled before ApplyRight's dots, so only ||x|| needs the rescaling (a uniform branch).
-      const bool in_range = ss >= DlarfgRange<T>::kLo && ss <= DlarfgRange<T>::kHi;
-      const T xnorm = in_range ? Scalar<T>::Sqrt(ss) : WarpRescaledNorm(x, ss);
       T beta = alpha, t = 0, scale = 0;
-      if (xnorm != T(0)) {
-        beta = -copysign(hypot(alpha, xnorm), alpha);
-        t = (beta - alpha) / beta;
-        scale = T(1) / (alpha - beta);
+      if (!(BATCHLA_QR_ENGINE_FAST_DLARFG && DlarfgUsual(alpha, ss, beta, t, scale))) {  // uniform
+        const bool in_range = ss >= DlarfgRange<T>::kLo && ss <= DlarfgRange<T>::kHi;
+        const T xnorm = in_range ? Scalar<T>::Sqrt(ss) : WarpRescaledNorm(x, ss);
+        beta = alpha, t = 0, scale = 0;
+        if (xnorm != T(0)) {
+          beta = -copysign(hypot(alpha, xnorm), alpha);
+          t = (beta - alpha) / beta;
+          scale = T(1) / (alpha - beta);
+        }
       }
       T v[kRowsPerLane];
 #pragma unroll

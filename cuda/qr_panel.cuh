@@ -210,17 +210,11 @@ __device__ __forceinline__ void WarpPanel(const Mat<T>& a, int m, int j0, T* tau
     const T ss = WarpSum(u[0]);
     const T u_k = WarpReduceScatter16(u);
     const T alpha = ShflIdx(p[0][0], c);
-    // beta = -sign(alpha) |(alpha, x)|, tau = (beta - alpha) / beta = 1 + |alpha| / |beta|,
-    // v = x / (alpha - beta) = sign(alpha) x / (|alpha| + |beta|); ss = 0 leaves the column (tau = 0).
-    const T s2 = fma(alpha, alpha, ss);
-    const T rnorm = DlarfgRsqrt(s2);
-    const T norm = s2 * rnorm;
-    bool zero = ss == T(0);
-    T t = zero ? T(0) : fma(fabs(alpha), rnorm, T(1));
-    T scale = zero ? T(0) : copysign(DlarfgRcp(fabs(alpha) + norm), alpha);
-    T beta = zero ? alpha : -copysign(norm, alpha);
+    T beta, t, scale;
+    const bool usual = DlarfgUsual(alpha, ss, beta, t, scale);
+    bool zero = ss == T(0);  // the column is left as it is (tau = 0)
     T mine = t * fma(scale, u_k, p_ck);  // t d_k for k = my_k
-    if (!(ss >= DlarfgRange<T>::kLo && s2 <= DlarfgRange<T>::kHi)) {
+    if (!usual) {
       // Outside dlarfg's safe range (a uniform branch, rare): ||x|| rescaled, LAPACK's form from
       // IEEE operations, and the dots taken again with v = scale x (x's raw products may have
       // overflowed or underflowed).
