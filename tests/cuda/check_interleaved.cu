@@ -206,8 +206,9 @@ void CheckAll(bool quick) {
               (long long)chunks);
   std::set<std::array<int, 8>> seen;
   const char* nmin_env = std::getenv("BATCHLA_CHECK_NMIN");  // e.g. a sanitizer run of the block kinds only
-  const int nmin = nmin_env ? std::atoi(nmin_env) : 1;
-  for (int n = nmin; n <= 72; n += (quick && n > 8 ? 7 : 1)) {
+  const char* nmax_env = std::getenv("BATCHLA_CHECK_NMAX");
+  const int nmin = nmin_env ? std::atoi(nmin_env) : 1, nmax = nmax_env ? std::atoi(nmax_env) : 72;
+  for (int n = nmin; n <= nmax; n += (quick && n > 8 ? 7 : 1)) {
     if (san && !NewKernelAt<T>(n, seen)) continue;
     const double w = CheckOne<T>(n, 32, chunks, 2);
     std::printf("  n=%2d %.2f%s", n, w, n % 6 == 0 ? "\n" : "");
@@ -226,9 +227,9 @@ void CheckAll(bool quick) {
 
 }  // namespace
 
-// BATCHLA_CHECK_DTYPE=float32 / float64 checks one scalar type only, BATCHLA_CHECK_NMIN=k the first
-// list from n = k on (a sanitizer run of one type or kind: racecheck takes minutes per type); unset:
-// both types, every n.
+// BATCHLA_CHECK_DTYPE=float32 / float64 checks one scalar type only, BATCHLA_CHECK_NMIN=k /
+// BATCHLA_CHECK_NMAX=k the first list from / up to n = k (a sanitizer run of one type or kind:
+// racecheck takes minutes per type); unset: both types, every n.
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const char* only = std::getenv("BATCHLA_CHECK_DTYPE");
