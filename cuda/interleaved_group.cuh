@@ -15,7 +15,10 @@
 // The triangle reaches the registers in one of the forms of GroupLoad: each lane loads its rows
 // from global memory (il::Kernel), or staged: each warp copies its next wave of matrices into a
 // stage in shared memory with cp.async while it factors the current one (RunStaged, in
-// il::StagedKernel, optionally under a register cap for more resident warps).
+// il::StagedKernel, optionally under a register cap for more resident warps). At each factor
+// step the lanes need column k of their matrix from the lanes that own its rows: by shuffles
+// (NP - k - 1 a step), or, in the broadcast forms (Variant::alt + kGroupBcast), through a buffer
+// of the warp in shared memory, a 16-byte granule of the column per load.
 #pragma once
 
 #include <cstdint>
@@ -331,7 +334,7 @@ struct GroupBody {
   static constexpr int kPairsPerCopy = 32 / (G * kPieces);  // (q, s) pairs one warp-wide copy moves
   static_assert(G * kPieces <= 32 && G % kPairsPerCopy == 0, "a copy covers whole (q, s) pairs");
 
-  static constexpr int kStageStride = kStaged ? detail::RoundUp(kStageElems, kV) : 0;  // per warp, granules
+  static constexpr int kStageStride = kStaged ? detail::RoundUp(kStageElems, kV) : 0;  // per warp, whole granules
 
   static size_t SharedBytes(int, int threads) {
     return size_t(threads / 32) * (kStageStride + kBcastElems) * sizeof(T);
