@@ -2,10 +2,15 @@
 override rows are all applied. After a whole-tuner run rewrites the header, either re-apply
 the overrides (`python3 -m bench.il_table --overrides`) or drop the rows that the run superseded."""
 import json
+import pathlib
+import sys
 
 import pytest
 
-il_table = pytest.importorskip("bench.il_table")
+_ROOT = str(pathlib.Path(__file__).resolve().parent.parent)  # bench/ is a package of the repository
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+from bench import il_table  # noqa: E402
 
 
 def test_header_round_trips(tmp_path):
