@@ -31,7 +31,10 @@ namespace {
 constexpr int kMinWarpsPerSM = 4;
 // A few spilled words (L1-resident local memory) can still win when a register cap buys
 // occupancy; more cannot.
-constexpr int kMaxSpillBytes = 64;
+#ifndef IL_MAX_SPILL_BYTES  // a quick A/B may time what spills more
+#define IL_MAX_SPILL_BYTES 64
+#endif
+constexpr int kMaxSpillBytes = IL_MAX_SPILL_BYTES;
 constexpr int kMinWarpsPerSMShared = 1;
 constexpr int kReps = 7;
 const char* kOpNames[] = {"potrf", "potrs", "posv", "trsm"};
