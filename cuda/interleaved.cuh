@@ -149,20 +149,14 @@ __device__ __forceinline__ void Pivot(T& d, T& rinv, int index, int& info) {
 }
 
 // As Pivot, through rsqrt: one short sequence on the factor's chain instead of IEEE sqrt and a
-// divide, whose range checks sit on every step (float: rsqrtf and one Newton step, ~1 ulp;
-// double: rsqrt, ~1 ulp). A pivot that is not > 0 still sets info (and gives NaN).
+// divide, whose range checks sit on every step (float: detail::ApproxRsqrt, one Newton step;
+// double: CUDA's rsqrt; both ~1 ulp). A pivot that is not > 0 still sets info (and gives NaN).
 template <typename T>
 __device__ __forceinline__ void RsqrtPivot(T& d, T& rinv, int index, int& info) {
   if (!(d > T(0)) && info == 0) info = index + 1;
-  if constexpr (std::is_same_v<T, float>) {
-    float y = rsqrtf(d);
-    y *= fmaf(-0.5f * d, y * y, 1.5f);
-    rinv = y;
-    d *= y;
-  } else {
-    rinv = rsqrt(d);
-    d *= rinv;
-  }
+  if constexpr (std::is_same_v<T, float>) rinv = detail::ApproxRsqrt(d);
+  else rinv = rsqrt(d);
+  d *= rinv;
 }
 
 // ================================ FullBody: all in registers ================================

@@ -81,8 +81,6 @@ struct BlockBody {
 
   static __device__ __forceinline__ T Shfl(T v, int src) { return detail::ShflIdx(v, src); }
 
-  static __device__ __forceinline__ void Pivot(T& d, T& r, int k, int& info) { RsqrtPivot(d, r, k, info); }
-
   // ---- the wave's copies in and out (whole block) --------------------------------------------
   // Thread (sub, m): matrix m of the wave, rows sub, sub + 32, ... of every column. A warp moves 4
   // (float) or 8 (double) rows of its column for 8 / 4 consecutive matrices: whole 32 B sectors
@@ -302,7 +300,7 @@ struct BlockBody {
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       T d = 8 * J + k < n ? Shfl(acc[0][k], k) : T(1), rinv;  // the padding: identity
-      Pivot(d, rinv, 8 * J + k, info);
+      RsqrtPivot(d, rinv, 8 * J + k, info);
       T yk = T(0);
       if constexpr (FOLD) yk = Shfl(acc[0][8], k) * rinv;
 #pragma unroll
