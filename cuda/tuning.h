@@ -278,10 +278,18 @@ constexpr int kLuTileMaxNF64[4] = {80, 64, 0, 88};
 // Tile kernel blocks (one warp, one matrix each) per SM for its register budget: about what shared
 // memory allows at the largest n of each rows-per-lane instantiation (n <= 32: f32 4.6 KB, f64
 // 8.7 KB a matrix, + 1.6 KB scratch; n <= 64: 17.4 / 33.8 KB); the solve kernel (8 x 8 blocks in
-// registers) gets more registers where n <= 32.
+// registers) gets more registers where n <= 32. The f64 factor kernel at n <= 32 asks for the SM's
+// 32 blocks (64 registers, 12 B of spill), more than n = 32's shared memory allows (~22), because
+// its step chain wants every warp it can get at smaller n: measured against 20 (96 registers; H200,
+// check_lu_blocked time, bench/NOTES.md "LU: the pivot's reciprocal ahead ... measured") getrf n =
+// 24 299 -> 266 us, slogdet 268 -> 239, n = 31 / 32 1.02x; 28 blocks (72 registers) 270 / 242 at
+// n = 24. BATCHLA_LU_TILE_MIN_BLOCKS_F64 overrides it (A/B builds).
+#ifndef BATCHLA_LU_TILE_MIN_BLOCKS_F64
+#define BATCHLA_LU_TILE_MIN_BLOCKS_F64 32
+#endif
 template <typename T>
 constexpr int LuTileMinBlocks(int rows_per_lane, bool solve) {
-  if (rows_per_lane == 1) return sizeof(T) == 8 ? (solve ? 16 : 20) : (solve ? 24 : 32);
+  if (rows_per_lane == 1) return sizeof(T) == 8 ? (solve ? 16 : BATCHLA_LU_TILE_MIN_BLOCKS_F64) : (solve ? 24 : 32);
   if (rows_per_lane == 2) return sizeof(T) == 8 ? 6 : 18;  // f32: 113 registers (at 12 ptxas took 140: n = 40 0.48 -> 0.56 ms)
   return sizeof(T) == 8 ? 4 : 8;  // n = 65..96: f32 n = 96 40 KB a matrix, f64 n = 72 44 KB
 }
