@@ -51,18 +51,32 @@ __host__ __device__ constexpr int LuTileLd(int n) {
 }
 
 // ROWS: the most rows a factored matrix or panel has (the left class's warp panel: 128).
+// With BATCHLA_LU_TILE_COMPACT_SCRATCH (tuning.h) the solved U block overwrites the posted rows
+// (each of lanes 0..7 reads and writes only its own column of it) and a one-row-a-lane kernel keeps
+// 32 positions, not 64: 768 B less a f64 matrix, so more of them fit an SM.
 template <typename T, int ROWS>
 struct LuTileScratch {
   alignas(16) T ublk[kLuTileW][kLuTileW];  // block rows posted for the forward solve
-  alignas(16) T usol[kLuTileW][kLuTileW];  // their solved U block
+#if !BATCHLA_LU_TILE_COMPACT_SCRATCH
+  alignas(16) T usol_[kLuTileW][kLuTileW];  // their solved U block
+#endif
   alignas(16) T zero[kLuTileW];            // the L operand of rows a block update must not touch
   alignas(16) int rowof[ROWS];             // original row pivoted at each position
   int pivs[ROWS];                          // 0-based LAPACK pivots
+  // the solved U block of a block update
+  __device__ __forceinline__ T (*usol())[kLuTileW] {
+#if BATCHLA_LU_TILE_COMPACT_SCRATCH
+    return ublk;
+#else
+    return usol_;
+#endif
+  }
 };
 
-// The tile kernel's scratch at R rows a lane (R <= 2: the 64-row layout n <= 64 always had).
+// The tile kernel's scratch at R rows a lane (positions: 32 R, or 64 for R <= 2 without
+// BATCHLA_LU_TILE_COMPACT_SCRATCH, the layout n <= 64 always had).
 template <typename T, int R>
-using LuTileKernelScratch = LuTileScratch<T, (R <= 2 ? 64 : 32 * R)>;
+using LuTileKernelScratch = LuTileScratch<T, (R <= 2 && !BATCHLA_LU_TILE_COMPACT_SCRATCH ? 64 : 32 * R)>;
 template <typename T, int R>
 __host__ __device__ constexpr size_t LuTileSmemBytes(int n) {
   return sizeof(LuTileKernelScratch<T, R>) + size_t(n) * size_t(LuTileLd<T>(n)) * sizeof(T);
@@ -189,11 +203,15 @@ template <typename T, int R, class SC>
 __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int (&pos)[R], const T* S, int ld,
                                                   SC* sc, int p0, int lane) {
   constexpr int W = kLuTileW;
+  T(*usol)[W] = sc->usol();
+  if (BATCHLA_LU_TILE_COMPACT_SCRATCH) __syncwarp();  // the previous block's usol reads done: it is ublk
 #pragma unroll
   for (int q = 0; q < R; ++q)
     if (unsigned(pos[q] - p0) < unsigned(W)) Store8(sc->ublk[pos[q] - p0], x[q]);
   __syncwarp();
-  {  // forward solve with the unit-lower diagonal block; lane c < 8 owns column c
+  // forward solve with the unit-lower diagonal block; lane c < 8 owns column c (the other lanes
+  // repeat a column's work unless the solution overwrites ublk, which they must not read then)
+  if (!BATCHLA_LU_TILE_COMPACT_SCRATCH || lane < W) {
     const int c = lane & (W - 1);
     const int4 ra = *reinterpret_cast<const int4*>(sc->rowof + p0);
     const int4 rb = *reinterpret_cast<const int4*>(sc->rowof + p0 + 4);
@@ -210,7 +228,7 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
     }
     if (lane < W) {
 #pragma unroll
-      for (int i = 0; i < W; ++i) sc->usol[i][c] = u[i];
+      for (int i = 0; i < W; ++i) usol[i][c] = u[i];
     }
   }
   __syncwarp();
@@ -221,7 +239,7 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
 #pragma unroll
     for (int m = 0; m < W; ++m) {
       T u[W];
-      Load8(sc->usol[m], u);
+      Load8(usol[m], u);
 #pragma unroll
       for (int q = 0; q < R; ++q)
 #pragma unroll
@@ -231,7 +249,7 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
 #pragma unroll
     for (int m = 0; m < W; ++m) {
       T u[W];
-      Load8(sc->usol[m], u);
+      Load8(usol[m], u);
 #pragma unroll
       for (int q = 0; q < R; ++q) {
         const T lq = pos[q] >= p0 + W ? S[(lane + 32 * q) * ld + p0 + m] : T(0);
@@ -242,7 +260,7 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
   }
 #pragma unroll
   for (int q = 0; q < R; ++q)
-    if (unsigned(pos[q] - p0) < unsigned(W)) Load8(sc->usol[pos[q] - p0], x[q]);
+    if (unsigned(pos[q] - p0) < unsigned(W)) Load8(usol[pos[q] - p0], x[q]);
 }
 
 // Step 3: getf2 on the tile column's rows with pos >= c0, columns c0 + jj < n.

@@ -287,6 +287,14 @@ constexpr int kLuTileMaxNF64[4] = {80, 64, 0, 88};
 #ifndef BATCHLA_LU_TILE_MIN_BLOCKS_F64
 #define BATCHLA_LU_TILE_MIN_BLOCKS_F64 32
 #endif
+// The tile scratch without a separate solved block and, at one row a lane, with 32 positions
+// (cuda/lu_blocked_tile.cuh, LuTileScratch): f64 n = 24 30 -> 32 blocks a SM, n = 31 / 32 21 / 20
+// -> 22. Measured (H200, check_lu_blocked time, against 0; bench/NOTES.md "LU tile scratch"):
+// getrf f64 n = 31 1.02x, 32 1.01x, 24 1.00x, f32 n = 64 1.03x (slogdet 1.04x), f64 n = 40 0.99x,
+// the rest within 1 %. 0: the two blocks and 64 positions (A/B builds).
+#ifndef BATCHLA_LU_TILE_COMPACT_SCRATCH
+#define BATCHLA_LU_TILE_COMPACT_SCRATCH 1
+#endif
 template <typename T>
 constexpr int LuTileMinBlocks(int rows_per_lane, bool solve) {
   if (rows_per_lane == 1) return sizeof(T) == 8 ? (solve ? 16 : BATCHLA_LU_TILE_MIN_BLOCKS_F64) : (solve ? 24 : 32);
