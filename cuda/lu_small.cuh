@@ -212,8 +212,14 @@ struct LuSmallCfg {
   static constexpr int kThreads = (!kFast || kFits128 || kLuSmallThreads <= 32) ? kLuSmallThreads
                                   : (kFits64 || kLuSmallThreads <= 64)         ? kLuSmallThreads / 2
                                                                                 : kLuSmallThreads / 4;
-  // __launch_bounds__ blocks per SM (tuning.h, kLuSmallCapMinNF64); 0: none, ptxas picks
-  static constexpr int kMinBlocks = (sizeof(T) == 8 && N >= tuning::kLuSmallCapMinNF64) ? 3 : 0;
+  // __launch_bounds__ blocks per SM of output OUT (tuning.h, kLuSmallCapMinNF64 and
+  // LuSmallV1MinBlocksF64); 0: none, ptxas picks
+  template <LuOutput OUT>
+  static constexpr int MinBlocks() {
+    if constexpr (sizeof(T) != 8) return 0;
+    else if constexpr (N >= tuning::kLuSmallCapMinNF64) return 3;
+    else return N > kLuSmallV2MaxN ? tuning::LuSmallV1MinBlocksF64(int(OUT)) : 0;
+  }
   static constexpr int kGroups = kThreads / kLanes;               // matrices in flight per block
   static constexpr int kG0 = (kLuSmallStageBytes + kGroups * kMatBytes / 2) / (kGroups * kMatBytes);
   static constexpr int kGAlign = kGroups >= kV ? 1 : kV / kGroups;  // chunk stays 16-byte aligned
@@ -527,7 +533,7 @@ __device__ __forceinline__ void LuSlogdet(const LuLaneState<T, R>& st, int r, un
 }
 
 template <typename T, int N, LuOutput OUT, int KC>
-__global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::kMinBlocks)
+__global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::template MinBlocks<OUT>())
     LuSmallKernel(LuArgs<T> args, bool vec) {
   using C = LuSmallCfg<T, N>;
   using VT = typename LuScalar<T>::Vec;

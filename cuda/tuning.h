@@ -134,6 +134,21 @@ constexpr int kLuSmallStageBytes = 8192;  // ~bytes of matrices per stage (16 KB
 // 304 us with the cap). Not below: there ptxas alone stays lower (f64 n = 18..22 gesv 128 registers
 // vs 132-140 when asked for 3 blocks, 8 % slower; f32 n = 32 96 vs 109, getrf 8 % slower).
 constexpr int kLuSmallCapMinNF64 = 25;
+// Below that, f64 v1 (n = 17..24) asks for more blocks than ptxas' choice (gesv 150, getrf 154
+// registers at n = 24: 3 blocks of 128 threads a SM), by output (LuOutput order: factor, solve,
+// inverse, slogdet): getrf / slogdet 5 blocks (96 registers, 0.4-0.6 KB of spill), gesv 4 (128
+// registers, 24 B), the inverse none (at 96 registers it spilled 1.9 KB and ran 0.44-0.73x).
+// Measured (H200, check_lu_small --timing-only, best of two rounds against ptxas' choice; bench/NOTES.md
+// "LU small class: more blocks a SM"): gesv n = 23 / 24 1.10 / 1.13x (n = 17..22 1.00x: already
+// <= 128 registers), getrf n = 17..22 1.01-1.08x, slogdet 1.06-1.11x (n = 24 1.19x). f32 gained
+// nowhere (6 or 8 blocks: 0.8-1.05x, large spills at 8). BATCHLA_LU_SMALL_V1_F64_BLOCKS=0: none.
+#ifndef BATCHLA_LU_SMALL_V1_F64_BLOCKS
+#define BATCHLA_LU_SMALL_V1_F64_BLOCKS 1
+#endif
+constexpr int LuSmallV1MinBlocksF64(int out) {
+  constexpr int kByOutput[4] = {5, 4, 0, 5};
+  return BATCHLA_LU_SMALL_V1_F64_BLOCKS ? kByOutput[out] : 0;
+}
 // v1 (n = 17..32) update without the `if (eliminated)` branch (every lane runs the FMAs with l = 0
 // for the other rows) for f32 and for f64 n >= this (bench/NOTES.md, "getrf small" v7: f64 n = 30..32
 // getrf / gesv k = 1 / slogdet 3-11 % faster, n = 17..25 3-19 % slower; f32 -1..-12 % mostly).
