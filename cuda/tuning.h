@@ -136,8 +136,8 @@ constexpr int kLuSmallStageBytes = 8192;  // ~bytes of matrices per stage (16 KB
 constexpr int kLuSmallCapMinNF64 = 25;
 // Below that, f64 v1 (n = 17..24) asks for more blocks than ptxas' choice (gesv 150, getrf 154
 // registers at n = 24: 3 blocks of 128 threads a SM), by output (LuOutput order: factor, solve,
-// inverse, slogdet): getrf / slogdet 5 blocks (96 registers, 0.4-0.6 KB of spill), gesv 4 (128
-// registers, 24 B), the inverse none (at 96 registers it spilled 1.9 KB and ran 0.44-0.73x).
+// inverse, slogdet): getrf / slogdet 5 blocks (96 registers; spills of 4-28 B, 0.3-0.6 KB at
+// n = 22..24), gesv 4 (128 registers, <= 24 B), the inverse none (at 96 registers it spilled 1.9 KB and ran 0.44-0.73x).
 // Measured (H200, check_lu_small --timing-only, best of two rounds against ptxas' choice; bench/NOTES.md
 // "LU small class: more blocks a SM"): gesv n = 23 / 24 1.10 / 1.13x (n = 17..22 1.00x: already
 // <= 128 registers), getrf n = 17..22 1.01-1.08x, slogdet 1.06-1.11x (n = 24 1.19x). f32 gained
