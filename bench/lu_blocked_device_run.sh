@@ -3,7 +3,8 @@
 # "getrf tile class"): the quick check of each CHECK program (a failure stops the call), then VARIANTS timed
 # alternately at TIMING (two rounds); SMALL=1 adds the small class's timings (check_lu_small
 # --timing-only: every n <= 32; SMALL_VARIANTS="a b ...": those check_lu_small builds, full check of
-# each but the first, then timed alternately with the blocked VARIANTS), SANITIZE=1 compute-sanitizer on CHECK. Programs come from .carry/
+# each but the first, then timed alternately with the blocked VARIANTS), SANITIZE=1 compute-sanitizer
+# on CHECK. The outputs come back as $OUT/lu_blocked_run.tar.gz. Programs come from .carry/
 # (carry [".carry"]), built by tests/cuda/build_check_variants.sh, e.g.
 #   tile class: FAMILY=lu_blocked VARIANT_SOURCES=cuda/lu_blocked.cu ... check_lu_blocked
 #     check_lu_blocked_old=-DBATCHLA_LU_TILE_MAXN=0 check_lu_blocked_t17=-DBATCHLA_LU_TILE_MINN=17
@@ -47,4 +48,7 @@ for v in $vs; do echo "--- $v"; grep -E "getrf|slogdet" "$OUT/timing_$v.txt"; do
   grep -E 'n=(1[7-9]|2[0-9]|3[0-2]) ' "$OUT/timing_small.txt"
 }
 [ -z "${SANITIZE:-}" ] || for c in $check; do step "sanitizer $c"; bench/sanitize_check_device.sh "/tmp/$c" "$OUT/sanitizer_$c.txt"; done
+# the device tool returns at most 8 files: everything goes back as one archive (python3 -m
+# bench.lu_ab_table on its timing_*.txt gives the A/B table)
+(cd "$OUT" && tar -czf lu_blocked_run.tar.gz ./*.txt && rm -f ./*.txt)
 step done
