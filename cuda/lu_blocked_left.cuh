@@ -42,6 +42,14 @@ constexpr bool LuLeftWarpPanelSplit() {
 #endif
 }
 constexpr int kLuLeftWarpPanelRows = BATCHLA_LU_LEFT_WARP_PANEL ? 128 : 0;
+// Warps that factor the warp-form panel (its rows split over them, cuda/lu_blocked_tile.cuh
+// LuTileSplit): the 128-thread block's 4, or 1 (the rows on 2..4 a lane, the other warps waiting).
+// Measured: bench/NOTES.md, "Left class: the panel's rows split over the block's warps".
+#ifndef BATCHLA_LU_LEFT_PANEL_WARPS
+#define BATCHLA_LU_LEFT_PANEL_WARPS 4
+#endif
+constexpr int kLuLeftPanelWarps = BATCHLA_LU_LEFT_PANEL_WARPS;
+static_assert(kLuLeftPanelWarps == 1 || kLuLeftPanelWarps == 4, "the panel's warps: 1, or the 128-thread block's 4");
 
 template <typename T, class C>
 struct LuLeftScratch {
@@ -53,6 +61,8 @@ struct LuLeftScratch {
   int psrc, xsrc;
   LuShared<T> sh;                     // argmax keys, dlist / dcount, info
   LuTileScratch<T, 128> tile;         // the warp panel's blocks, row order and pivots (n <= 128 band)
+  // its cross-warp posts (kLuLeftPanelWarps > 1)
+  std::conditional_t<(kLuLeftPanelWarps > 1), LuTileSplitScratch<T, kLuLeftPanelWarps>, char> split;
 };
 
 // Row stride of the panel in shared memory: the warp form reads 8 columns of a row at a time
@@ -222,53 +232,65 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
   if (tid == 0 && info != 0 && sh->info == 0) sh->info = info;
 }
 
-// getf2 on the panel P (m <= 32 RP rows x w <= 32 columns, row stride ld, shared memory) by one
-// warp, as the tile class factors a matrix (cuda/lu_blocked_tile.cuh): Crout in 8-column tiles,
-// lane l holds rows l + 32 q of the current tile, rows never move (pos[q]: the row's position). One
-// warp's chain of shuffles and reductions instead of the block form's two barriers per column
-// (the other warps wait at the barrier after it): getrf n = 72..128 f32 12-24 % and f64 4-17 %
-// faster (bench/NOTES.md, "Left class, warp panel"; the panel is still ~55 % of a block's time).
+// getf2 on the panel P (m <= 32 RP NW rows x w <= 32 columns, row stride ld, shared memory) by NW
+// warps (warp: this one's index among them), as the tile class factors a matrix
+// (cuda/lu_blocked_tile.cuh): Crout in 8-column tiles, lane l of warp v holds rows l + 32 (v + NW
+// q) of the current tile, rows never move (pos[q]: the row's position). One warp (NW = 1) runs a
+// chain of shuffles and reductions instead of the block form's two barriers per column, while the
+// other warps wait at the barrier after it: getrf n = 72..128 f32 12-24 % and f64 4-17 % faster
+// (bench/NOTES.md, "Left class, warp panel"; the panel was still ~55 % of a block's time). With
+// the rows split over the block's warps (NW = 4, one row a lane) each step costs one barrier and
+// a shared-memory round trip but a quarter of the rows' work (bench/NOTES.md, "Left class: the
+// panel's rows split over the block's warps").
 // Leaves what the block form leaves, except that P keeps the input row order: rowsrc[p] = the
 // panel row at position p (P row rowsrc[p] holds the factor's row p), piv, dlist / dcount, info.
-// Returns the lane's slogdet sums over the panel's diagonal (lane j: column j) when `det`, else zeros.
-template <typename T, int RP, class SC>
+// Returns the lane's slogdet sums over the panel's diagonal (warp 0, lane j: column j) when `det`,
+// else zeros.
+template <typename T, int RP, int NW, class SC>
 __device__ LuDetSums<T> LuLeftWarpPanel(T* P, int ld, int m, int w, int k, int* piv, int* rowsrc, SC* sc, int lane,
-                                        bool det) {
+                                        int warp, bool det) {
   constexpr int W = kLuTileW;
   auto* ts = &sc->tile;
   LuShared<T>* sh = &sc->sh;
+  LuTileSplit<T, NW> sp;
+  if constexpr (NW > 1) sp.warp = warp, sp.xs = &sc->split;
   int pos[RP];
 #pragma unroll
-  for (int q = 0; q < RP; ++q) pos[q] = lane + 32 * q < m ? lane + 32 * q : -1;  // -1: no row
+  for (int q = 0; q < RP; ++q) pos[q] = sp.Row(lane, q) < m ? sp.Row(lane, q) : -1;  // -1: no row
   for (int c0 = 0; c0 < w; c0 += W) {
     T x[RP][W];
 #pragma unroll
-    for (int q = 0; q < RP; ++q) Load8(lane + 32 * q < m ? P + (lane + 32 * q) * ld + c0 : ts->zero, x[q]);
-    for (int p0 = 0; p0 < c0; p0 += W) LuTileBlockUpdate<T, RP>(x, pos, P, ld, ts, p0, lane);
-    LuTilePanel<T, RP>(x, pos, ts, c0, w, lane);
+    for (int q = 0; q < RP; ++q) Load8(sp.Row(lane, q) < m ? P + sp.Row(lane, q) * ld + c0 : ts->zero, x[q]);
+    for (int p0 = 0; p0 < c0; p0 += W) LuTileBlockUpdate<T, RP>(x, pos, P, ld, ts, p0, lane, sp);
+    LuTilePanel<T, RP>(x, pos, ts, c0, w, lane, sp);
 #pragma unroll
     for (int q = 0; q < RP; ++q)
-      if (lane + 32 * q < m) Store8(P + (lane + 32 * q) * ld + c0, x[q]);
+      if (sp.Row(lane, q) < m) Store8(P + sp.Row(lane, q) * ld + c0, x[q]);
     __syncwarp();
   }
+  LuTileSplitSync<NW>();  // every warp's rows stored (warp 0 reads the diagonal below)
   int first_zero = INT_MAX;
   LuDetSums<T> sums;
-  for (int j = lane; j < w; j += 32) {
-    piv[k + j] = k + ts->pivs[j];
-    const T d = P[ts->rowof[j] * ld + j];
-    if (d == T(0)) first_zero = j;  // LAPACK's info: an exact zero pivot
-    if (det) sums.Add(d, ts->pivs[j] != j);
+  if (warp == 0) {
+    for (int j = lane; j < w; j += 32) {
+      piv[k + j] = k + ts->pivs[j];
+      const T d = P[ts->rowof[j] * ld + j];
+      if (d == T(0)) first_zero = j;  // LAPACK's info: an exact zero pivot
+      if (det) sums.Add(d, ts->pivs[j] != j);
+    }
   }
 #pragma unroll
   for (int q = 0; q < RP; ++q) {
-    const int r = lane + 32 * q, p = pos[q];
+    const int r = sp.Row(lane, q), p = pos[q];
     if (p >= 0) {
       rowsrc[p] = r;
       if (p >= w && p != r) sh->dlist[atomicAdd(&sh->dcount, 1)] = p;  // a top row moved down to p
     }
   }
-  first_zero = int(__reduce_min_sync(0xffffffffu, unsigned(first_zero)));
-  if (lane == 0 && first_zero != INT_MAX && sh->info == 0) sh->info = k + first_zero + 1;
+  if (warp == 0) {
+    first_zero = int(__reduce_min_sync(0xffffffffu, unsigned(first_zero)));
+    if (lane == 0 && first_zero != INT_MAX && sh->info == 0) sh->info = k + first_zero + 1;
+  }
   return sums;
 }
 
@@ -379,15 +401,18 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
       __syncthreads();
       if constexpr (kWarpPanel) {
         constexpr int RP = RQ * C::kPass / 32;
-        if (warp == 0) {
-          const bool det = args.logabsdet != nullptr;
-          LuDetSums<T> s;
+        const bool det = args.logabsdet != nullptr;
+        LuDetSums<T> s;
+        if constexpr (kLuLeftPanelWarps > 1) {  // the block's warps split the rows, one a lane
+          static_assert(kLuLeftPanelWarps == NT / 32 && RQ * C::kPass <= 32 * kLuLeftPanelWarps, "a row a lane");
+          s = LuLeftWarpPanel<T, 1, kLuLeftPanelWarps>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, warp, det);
+        } else if (warp == 0) {
           if (LuLeftWarpPanelSplit<T>() && RP > 2 && m <= 64)
-            s = LuLeftWarpPanel<T, 2>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, det);
+            s = LuLeftWarpPanel<T, 2, 1>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, warp, det);
           else
-            s = LuLeftWarpPanel<T, RP>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, det);
-          det_sums.logs += s.logs, det_sums.cnt += s.cnt;
+            s = LuLeftWarpPanel<T, RP, 1>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, warp, det);
         }
+        det_sums.logs += s.logs, det_sums.cnt += s.cnt;
       } else {
         LuLeftPanel<T, R, NT>(pan, LDP, m, jw, J, piv, rowsrc, sc);
       }

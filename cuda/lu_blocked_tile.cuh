@@ -167,6 +167,35 @@ __device__ __forceinline__ int LuTileArgmaxLane(LuTileKeyT<T> key, int pos) {
   return __ffs(__ballot_sync(kAll, top && unsigned(pos) == pmin)) - 1;
 }
 
+// A panel whose rows are split over NW warps (the left class's panel, cuda/lu_blocked_left.cuh):
+// lane l of warp w holds rows l + 32 (w + NW q). Per step every warp posts its candidate (key,
+// position, row and the row's values) and one barrier of the NW warps lets each pick the best;
+// per block update the rows posted for the forward solve are double-buffered by block (one
+// barrier orders their reuse) and each warp solves its own copy of the U block. NW = 1 is the
+// tile class's one warp: shuffles and __syncwarp, no scratch.
+template <typename T, int NW>
+struct LuTileSplitScratch {
+  struct alignas(16) Cand {
+    LuTileKeyT<T> key;
+    int pos, row;
+  };
+  Cand cand[2][NW];                                 // by step parity
+  alignas(16) T cv[2][NW][kLuTileW];                // the candidate row's values, by step parity
+  alignas(16) T ublk[2][kLuTileW][kLuTileW];        // block rows posted, by block parity
+  alignas(16) T usol[NW][kLuTileW][kLuTileW];       // each warp's solved U block
+};
+template <typename T, int NW>
+struct LuTileSplit {
+  int warp = 0;                               // this warp's index among the NW
+  LuTileSplitScratch<T, NW>* xs = nullptr;    // NW > 1
+  __device__ __forceinline__ int Row(int lane, int q) const { return lane + 32 * (warp + NW * q); }
+};
+template <int NW>
+__device__ __forceinline__ void LuTileSplitSync() {
+  if constexpr (NW == 1) __syncwarp();
+  else asm volatile("bar.sync 1, %0;" ::"n"(32 * NW) : "memory");
+}
+
 // What the pivots leave besides the factor, read from it once the matrix is factored (lanes take
 // positions lane, lane + 32 in parallel, instead of a log and counts on every step's chain).
 template <typename T>
@@ -198,20 +227,22 @@ __device__ __forceinline__ LuTileStats<T> LuTileStatsOf(const T* S, int ld, cons
   return st;
 }
 
-// Step 2 for the block of positions p0 = 8 K .. p0 + 7 (all < n).
-template <typename T, int R, class SC>
+// Step 2 for the block of positions p0 = 8 K .. p0 + 7 (all < n). sp: the rows' split over warps.
+template <typename T, int R, class SC, int NW = 1>
 __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int (&pos)[R], const T* S, int ld,
-                                                  SC* sc, int p0, int lane) {
+                                                  SC* sc, int p0, int lane, LuTileSplit<T, NW> sp = {}) {
   constexpr int W = kLuTileW;
-  T(*usol)[W] = sc->usol();
-  if (BATCHLA_LU_TILE_COMPACT_SCRATCH) __syncwarp();  // the previous block's usol reads done: it is ublk
+  constexpr bool kCompact = NW > 1 || BATCHLA_LU_TILE_COMPACT_SCRATCH;  // lanes < 8 solve, each its column
+  T(*ublk)[W] = NW == 1 ? sc->ublk : sp.xs->ublk[(p0 / W) & 1];
+  T(*usol)[W] = NW == 1 ? sc->usol() : sp.xs->usol[sp.warp];
+  if (NW == 1 && BATCHLA_LU_TILE_COMPACT_SCRATCH) __syncwarp();  // the previous block's usol reads done: it is ublk
 #pragma unroll
   for (int q = 0; q < R; ++q)
-    if (unsigned(pos[q] - p0) < unsigned(W)) Store8(sc->ublk[pos[q] - p0], x[q]);
-  __syncwarp();
+    if (unsigned(pos[q] - p0) < unsigned(W)) Store8(ublk[pos[q] - p0], x[q]);
+  LuTileSplitSync<NW>();
   // forward solve with the unit-lower diagonal block; lane c < 8 owns column c (the other lanes
   // repeat a column's work unless the solution overwrites ublk, which they must not read then)
-  if (!BATCHLA_LU_TILE_COMPACT_SCRATCH || lane < W) {
+  if (!kCompact || lane < W) {
     const int c = lane & (W - 1);
     const int4 ra = *reinterpret_cast<const int4*>(sc->rowof + p0);
     const int4 rb = *reinterpret_cast<const int4*>(sc->rowof + p0 + 4);
@@ -221,7 +252,7 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
     for (int i = 0; i < W; ++i) {
       T l[W];
       Load8(S + rows[i] * ld + p0, l);
-      T acc = sc->ublk[i][c];
+      T acc = ublk[i][c];
 #pragma unroll
       for (int m = 0; m < i; ++m) acc = fma(-l[m], u[m], acc);
       u[i] = acc;
@@ -235,7 +266,7 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
   if constexpr (R * W * sizeof(T) <= 128) {
     T l[R][W];  // the row's L(r, p0 ..), or zeros where the row is not below the block
 #pragma unroll
-    for (int q = 0; q < R; ++q) Load8(pos[q] >= p0 + W ? S + (lane + 32 * q) * ld + p0 : sc->zero, l[q]);
+    for (int q = 0; q < R; ++q) Load8(pos[q] >= p0 + W ? S + sp.Row(lane, q) * ld + p0 : sc->zero, l[q]);
 #pragma unroll
     for (int m = 0; m < W; ++m) {
       T u[W];
@@ -252,7 +283,7 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
       Load8(usol[m], u);
 #pragma unroll
       for (int q = 0; q < R; ++q) {
-        const T lq = pos[q] >= p0 + W ? S[(lane + 32 * q) * ld + p0 + m] : T(0);
+        const T lq = pos[q] >= p0 + W ? S[sp.Row(lane, q) * ld + p0 + m] : T(0);
 #pragma unroll
         for (int c = 0; c < W; ++c) x[q][c] = fma(-lq, u[c], x[q][c]);
       }
@@ -263,9 +294,11 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
     if (unsigned(pos[q] - p0) < unsigned(W)) Load8(usol[pos[q] - p0], x[q]);
 }
 
-// Step 3: getf2 on the tile column's rows with pos >= c0, columns c0 + jj < n.
-template <typename T, int R, class SC>
-__device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], SC* sc, int c0, int n, int lane) {
+// Step 3: getf2 on the tile column's rows with pos >= c0, columns c0 + jj < n. sp: the rows' split
+// over warps (NW > 1: the argmax and the pivot row's values through sp.xs, one barrier a step).
+template <typename T, int R, class SC, int NW = 1>
+__device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], SC* sc, int c0, int n, int lane,
+                                            LuTileSplit<T, NW> sp = {}) {
   constexpr int W = kLuTileW;
   StaticFor<0, W>([&](auto jj_) {
     constexpr int jj = decltype(jj_)::value;
@@ -291,11 +324,35 @@ __device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], 
       for (int q = 1; q < R; ++q) v[c] = kq == q ? x[q][c] : v[c];
     }
     const int wl = LuTileArgmaxLane<T>(key, kp);
+    int prow, ppos;
+    if constexpr (NW == 1) {
 #pragma unroll
-    for (int c = jj; c < W; ++c) v[c] = __shfl_sync(0xffffffffu, v[c], wl);
-    const int prow = __shfl_sync(0xffffffffu, lane + 32 * kq, wl), ppos = __shfl_sync(0xffffffffu, kp, wl);
+      for (int c = jj; c < W; ++c) v[c] = __shfl_sync(0xffffffffu, v[c], wl);
+      prow = __shfl_sync(0xffffffffu, lane + 32 * kq, wl), ppos = __shfl_sync(0xffffffffu, kp, wl);
+    } else {  // each warp's winner posts; every lane picks the best post (largest key, then smallest pos)
+      auto* xs = sp.xs;
+      const int par = j & 1;  // a post is rewritten two steps later, after every warp passed the next barrier
+      if (lane == wl) {
+        xs->cand[par][sp.warp] = {key, kp, sp.Row(lane, kq)};
+#pragma unroll
+        for (int c = jj; c < W; ++c) xs->cv[par][sp.warp][c] = v[c];
+      }
+      LuTileSplitSync<NW>();
+      auto best = xs->cand[par][0];
+      int bw = 0;
+#pragma unroll
+      for (int w = 1; w < NW; ++w) {
+        const auto cw = xs->cand[par][w];
+        const bool better = cw.key > best.key || (cw.key == best.key && cw.pos < best.pos);
+        best = better ? cw : best;
+        bw = better ? w : bw;
+      }
+#pragma unroll
+      for (int c = jj; c < W; ++c) v[c] = xs->cv[par][bw][c];
+      prow = best.row, ppos = best.pos;
+    }
     const T pv = v[jj];
-    if (lane == 0) sc->rowof[j] = prow, sc->pivs[j] = ppos;
+    if (lane == 0 && sp.warp == 0) sc->rowof[j] = prow, sc->pivs[j] = ppos;
     // LAPACK scales by 1 / pivot unless |pivot| < the smallest normal (then divides; a zero or NaN
     // pivot too: zero leaves the column unscaled). `tiny` is the same in every lane.
     const bool tiny = !(fabs(pv) >= LuMinNormal<T>());
@@ -310,7 +367,7 @@ __device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], 
 #pragma unroll
     for (int q = 0; q < R; ++q) {
       const int p = pos[q];
-      pos[q] = lane + 32 * q == prow ? j : (p == j ? ppos : p);
+      pos[q] = sp.Row(lane, q) == prow ? j : (p == j ? ppos : p);
       const bool elim = pos[q] > j;
       const T l = elim ? mult[q] : T(0);
       x[q][jj] = elim ? l : x[q][jj];
