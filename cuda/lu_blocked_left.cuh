@@ -42,14 +42,29 @@ constexpr bool LuLeftWarpPanelSplit() {
 #endif
 }
 constexpr int kLuLeftWarpPanelRows = BATCHLA_LU_LEFT_WARP_PANEL ? 128 : 0;
-// Warps that factor the warp-form panel (its rows split over them, cuda/lu_blocked_tile.cuh
-// LuTileSplit): the 128-thread block's 4, or 1 (the rows on 2..4 a lane, the other warps waiting).
-// Measured: bench/NOTES.md, "Left class: the panel's rows split over the block's warps".
-#ifndef BATCHLA_LU_LEFT_PANEL_WARPS
-#define BATCHLA_LU_LEFT_PANEL_WARPS 4
+// Which warps factor the warp-form panel of m rows, and how many rows a lane (cuda/lu_blocked_tile.cuh,
+// LuTileSplit: rows split over NW warps), by dtype. Measured: bench/NOTES.md, "Left class: the
+// panel's rows split over the block's warps". -D BATCHLA_LU_LEFT_PANEL_MODE sets both (A/B builds).
+enum LuLeftPanelMode : int {
+  kPanelOneWarp = 0,   // warp 0, 2..4 rows a lane (the other warps wait at the barrier)
+  kPanelFourWarps = 1, // the 128-thread block's 4 warps, a row a lane
+  kPanelRowWarps = 2,  // ceil(m / 32) warps, a row a lane (m <= 32: one warp, no barrier)
+  kPanelTwoWarps = 3,  // m > 32: two warps, ceil(m / 64) rows a lane
+};
+template <typename T>
+constexpr int LuLeftPanelModeOf() {
+#ifdef BATCHLA_LU_LEFT_PANEL_MODE
+  return BATCHLA_LU_LEFT_PANEL_MODE;
+#else
+  return sizeof(T) == 8 ? kPanelRowWarps : kPanelOneWarp;
 #endif
-constexpr int kLuLeftPanelWarps = BATCHLA_LU_LEFT_PANEL_WARPS;
-static_assert(kLuLeftPanelWarps == 1 || kLuLeftPanelWarps == 4, "the panel's warps: 1, or the 128-thread block's 4");
+}
+// The largest split any mode uses (its scratch is sized for it; kPanelOneWarp: none).
+template <typename T>
+constexpr int LuLeftPanelMaxWarps() {
+  constexpr int mode = LuLeftPanelModeOf<T>();
+  return mode == kPanelOneWarp ? 1 : mode == kPanelTwoWarps ? 2 : 4;
+}
 
 template <typename T, class C>
 struct LuLeftScratch {
@@ -61,8 +76,8 @@ struct LuLeftScratch {
   int psrc, xsrc;
   LuShared<T> sh;                     // argmax keys, dlist / dcount, info
   LuTileScratch<T, 128> tile;         // the warp panel's blocks, row order and pivots (n <= 128 band)
-  // its cross-warp posts (kLuLeftPanelWarps > 1)
-  std::conditional_t<(kLuLeftPanelWarps > 1), LuTileSplitScratch<T, kLuLeftPanelWarps>, char> split;
+  // its cross-warp posts (a split over NW <= LuLeftPanelMaxWarps warps uses the front of it)
+  std::conditional_t<(LuLeftPanelMaxWarps<T>() > 1), LuTileSplitScratch<T, LuLeftPanelMaxWarps<T>()>, char> split;
 };
 
 // Row stride of the panel in shared memory: the warp form reads 8 columns of a row at a time
@@ -253,7 +268,10 @@ __device__ LuDetSums<T> LuLeftWarpPanel(T* P, int ld, int m, int w, int k, int* 
   auto* ts = &sc->tile;
   LuShared<T>* sh = &sc->sh;
   LuTileSplit<T, NW> sp;
-  if constexpr (NW > 1) sp.warp = warp, sp.xs = &sc->split;
+  if constexpr (NW > 1) {
+    static_assert(sizeof(LuTileSplitScratch<T, NW>) <= sizeof(sc->split), "the split scratch holds NW warps' posts");
+    sp.warp = warp, sp.xs = reinterpret_cast<LuTileSplitScratch<T, NW>*>(&sc->split);
+  }
   int pos[RP];
 #pragma unroll
   for (int q = 0; q < RP; ++q) pos[q] = sp.Row(lane, q) < m ? sp.Row(lane, q) : -1;  // -1: no row
@@ -403,14 +421,33 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
         constexpr int RP = RQ * C::kPass / 32;
         const bool det = args.logabsdet != nullptr;
         LuDetSums<T> s;
-        if constexpr (kLuLeftPanelWarps > 1) {  // the block's warps split the rows, one a lane
-          static_assert(kLuLeftPanelWarps == NT / 32 && RQ * C::kPass <= 32 * kLuLeftPanelWarps, "a row a lane");
-          s = LuLeftWarpPanel<T, 1, kLuLeftPanelWarps>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, warp, det);
-        } else if (warp == 0) {
-          if (LuLeftWarpPanelSplit<T>() && RP > 2 && m <= 64)
-            s = LuLeftWarpPanel<T, 2, 1>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, warp, det);
-          else
-            s = LuLeftWarpPanel<T, RP, 1>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, warp, det);
+        // warps 0 .. NW - 1 factor it, RPL rows a lane; the others go on to the barrier below
+        auto on = [&](auto rpl, auto nw) {
+          constexpr int kRows = decltype(rpl)::value, kWarps = decltype(nw)::value;
+          static_assert(kWarps <= NT / 32 && (kWarps == 1 || kWarps <= LuLeftPanelMaxWarps<T>()), "the block's warps");
+          if (warp < kWarps)
+            s = LuLeftWarpPanel<T, kRows, kWarps>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, warp, det);
+        };
+        using I1 = std::integral_constant<int, 1>;
+        using I2 = std::integral_constant<int, 2>;
+        constexpr int mode = LuLeftPanelModeOf<T>();
+        static_assert(mode == kPanelOneWarp || RQ * C::kPass <= 128, "the split modes take up to 4 x 32 rows");
+        if constexpr (mode == kPanelFourWarps) {
+          on(I1(), std::integral_constant<int, 4>());
+        } else if constexpr (mode == kPanelRowWarps) {
+          const int nw = (m + 31) / 32;
+          if (nw == 1) on(I1(), I1());
+          else if (nw == 2) on(I1(), I2());
+          else if (nw == 3) on(I1(), std::integral_constant<int, 3>());
+          else if constexpr (RQ * C::kPass > 96) on(I1(), std::integral_constant<int, 4>());
+        } else if constexpr (mode == kPanelTwoWarps) {
+          if (m > 64) on(I2(), I2());
+          else if (m > 32) on(I1(), I2());
+          else on(I1(), I1());
+        } else if (LuLeftWarpPanelSplit<T>() && RP > 2 && m <= 64) {
+          on(I2(), I1());
+        } else {
+          on(std::integral_constant<int, RP>(), I1());
         }
         det_sums.logs += s.logs, det_sums.cnt += s.cnt;
       } else {
