@@ -51,19 +51,22 @@ enum LuLeftPanelMode : int {
   kPanelRowWarps = 2,  // ceil(m / 32) warps, a row a lane (m <= 32: one warp, no barrier)
   kPanelTwoWarps = 3,  // m > 32: two warps, ceil(m / 64) rows a lane
 };
-template <typename T>
+// RQ: the band's row passes (3: f64 n <= 96, 4: n <= 128).
+template <typename T, int RQ>
 constexpr int LuLeftPanelModeOf() {
 #ifdef BATCHLA_LU_LEFT_PANEL_MODE
   return BATCHLA_LU_LEFT_PANEL_MODE;
 #else
-  return sizeof(T) == 8 ? kPanelRowWarps : kPanelOneWarp;
+  return sizeof(T) == 4 ? kPanelTwoWarps : RQ == 3 ? kPanelRowWarps : kPanelFourWarps;
 #endif
 }
-// The largest split any mode uses (its scratch is sized for it; kPanelOneWarp: none).
+// The largest split any band's mode uses (the scratch is sized for it; kPanelOneWarp: none).
 template <typename T>
 constexpr int LuLeftPanelMaxWarps() {
-  constexpr int mode = LuLeftPanelModeOf<T>();
-  return mode == kPanelOneWarp ? 1 : mode == kPanelTwoWarps ? 2 : 4;
+  constexpr int a = LuLeftPanelModeOf<T, 3>(), b = LuLeftPanelModeOf<T, 4>();
+  constexpr int wa = a == kPanelOneWarp ? 1 : a == kPanelTwoWarps ? 2 : 4;
+  constexpr int wb = b == kPanelOneWarp ? 1 : b == kPanelTwoWarps ? 2 : 4;
+  return wa > wb ? wa : wb;
 }
 
 template <typename T, class C>
@@ -261,13 +264,13 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
 // panel row at position p (P row rowsrc[p] holds the factor's row p), piv, dlist / dcount, info.
 // Returns the lane's slogdet sums over the panel's diagonal (warp 0, lane j: column j) when `det`,
 // else zeros.
-template <typename T, int RP, int NW, class SC>
+template <typename T, int RP, int NW, int NB, class SC>
 __device__ LuDetSums<T> LuLeftWarpPanel(T* P, int ld, int m, int w, int k, int* piv, int* rowsrc, SC* sc, int lane,
                                         int warp, bool det) {
   constexpr int W = kLuTileW;
   auto* ts = &sc->tile;
   LuShared<T>* sh = &sc->sh;
-  LuTileSplit<T, NW> sp;
+  LuTileSplit<T, NW, NB> sp;
   if constexpr (NW > 1) {
     static_assert(sizeof(LuTileSplitScratch<T, NW>) <= sizeof(sc->split), "the split scratch holds NW warps' posts");
     sp.warp = warp, sp.xs = reinterpret_cast<LuTileSplitScratch<T, NW>*>(&sc->split);
@@ -286,7 +289,7 @@ __device__ LuDetSums<T> LuLeftWarpPanel(T* P, int ld, int m, int w, int k, int* 
       if (sp.Row(lane, q) < m) Store8(P + sp.Row(lane, q) * ld + c0, x[q]);
     __syncwarp();
   }
-  LuTileSplitSync<NW>();  // every warp's rows stored (warp 0 reads the diagonal below)
+  sp.Sync();  // every warp's rows stored (warp 0 reads the diagonal below)
   int first_zero = INT_MAX;
   LuDetSums<T> sums;
   if (warp == 0) {
@@ -310,6 +313,19 @@ __device__ LuDetSums<T> LuLeftWarpPanel(T* P, int ld, int m, int w, int k, int* 
     if (lane == 0 && first_zero != INT_MAX && sh->info == 0) sh->info = k + first_zero + 1;
   }
   return sums;
+}
+
+// A warp of the block without rows in a panel split over NW > 1 warps: the barriers of
+// LuLeftWarpPanel (one a block update, one a column step, one at the end) and nothing else, so
+// that every split synchronises the whole block (LuTileSplit).
+template <typename T, int NB>
+__device__ void LuLeftPanelIdle(int w) {
+  using SP = LuTileSplit<T, 1, NB>;
+  for (int c0 = 0; c0 < w; c0 += kLuTileW) {
+    for (int p0 = 0; p0 < c0; p0 += kLuTileW) SP::Sync();
+    for (int j = c0; j < w && j < c0 + kLuTileW; ++j) SP::Sync();
+  }
+  SP::Sync();
 }
 
 // C: LeftCfg (cuda/left_chunks.cuh). RQ: row passes per thread (n <= RQ kPass). R: panel rows per thread in LuPanel
@@ -421,16 +437,19 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
         constexpr int RP = RQ * C::kPass / 32;
         const bool det = args.logabsdet != nullptr;
         LuDetSums<T> s;
-        // warps 0 .. NW - 1 factor it, RPL rows a lane; the others go on to the barrier below
+        // warps 0 .. NW - 1 factor it, RPL rows a lane; with NW > 1 the others keep the barrier
+        // count (LuLeftPanelIdle), with NW = 1 they go on to the barrier below
         auto on = [&](auto rpl, auto nw) {
-          constexpr int kRows = decltype(rpl)::value, kWarps = decltype(nw)::value;
+          constexpr int kRows = decltype(rpl)::value, kWarps = decltype(nw)::value, kBar = kWarps == 1 ? 1 : NT / 32;
           static_assert(kWarps <= NT / 32 && (kWarps == 1 || kWarps <= LuLeftPanelMaxWarps<T>()), "the block's warps");
           if (warp < kWarps)
-            s = LuLeftWarpPanel<T, kRows, kWarps>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, warp, det);
+            s = LuLeftWarpPanel<T, kRows, kWarps, kBar>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, warp, det);
+          else if (kWarps > 1)
+            LuLeftPanelIdle<T, kBar>(jw);
         };
         using I1 = std::integral_constant<int, 1>;
         using I2 = std::integral_constant<int, 2>;
-        constexpr int mode = LuLeftPanelModeOf<T>();
+        constexpr int mode = LuLeftPanelModeOf<T, RQ>();
         static_assert(mode == kPanelOneWarp || RQ * C::kPass <= 128, "the split modes take up to 4 x 32 rows");
         if constexpr (mode == kPanelFourWarps) {
           on(I1(), std::integral_constant<int, 4>());

@@ -184,17 +184,22 @@ struct LuTileSplitScratch {
   alignas(16) T ublk[2][kLuTileW][kLuTileW];        // block rows posted, by block parity
   alignas(16) T usol[NW][kLuTileW][kLuTileW];       // each warp's solved U block
 };
-template <typename T, int NW>
+// NB: the warps at each of its barriers (all of a block's warps, NB >= NW: the ones without rows
+// only keep the count, as the left class's LuLeftPanelIdle). racecheck reported hazards between
+// phases when a kernel synchronised subsets of its warps (bench/NOTES.md, "Left class: the
+// panel's rows split over the block's warps"), so the splits here always hold the whole block.
+template <typename T, int NW, int NB = NW>
 struct LuTileSplit {
+  static constexpr int kWarps = NW;
+  static_assert(NB >= NW, "every warp with rows is at the barrier");
   int warp = 0;                               // this warp's index among the NW
   LuTileSplitScratch<T, NW>* xs = nullptr;    // NW > 1
   __device__ __forceinline__ int Row(int lane, int q) const { return lane + 32 * (warp + NW * q); }
+  static __device__ __forceinline__ void Sync() {
+    if constexpr (NB == 1) __syncwarp();
+    else asm volatile("bar.sync 1, %0;" ::"n"(32 * NB) : "memory");
+  }
 };
-template <int NW>
-__device__ __forceinline__ void LuTileSplitSync() {
-  if constexpr (NW == 1) __syncwarp();
-  else asm volatile("bar.sync 1, %0;" ::"n"(32 * NW) : "memory");
-}
 
 // What the pivots leave besides the factor, read from it once the matrix is factored (lanes take
 // positions lane, lane + 32 in parallel, instead of a log and counts on every step's chain).
@@ -228,10 +233,10 @@ __device__ __forceinline__ LuTileStats<T> LuTileStatsOf(const T* S, int ld, cons
 }
 
 // Step 2 for the block of positions p0 = 8 K .. p0 + 7 (all < n). sp: the rows' split over warps.
-template <typename T, int R, class SC, int NW = 1>
+template <typename T, int R, class SC, class SP = LuTileSplit<T, 1>>
 __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int (&pos)[R], const T* S, int ld,
-                                                  SC* sc, int p0, int lane, LuTileSplit<T, NW> sp = {}) {
-  constexpr int W = kLuTileW;
+                                                  SC* sc, int p0, int lane, SP sp = {}) {
+  constexpr int W = kLuTileW, NW = SP::kWarps;
   constexpr bool kCompact = NW > 1 || BATCHLA_LU_TILE_COMPACT_SCRATCH;  // lanes < 8 solve, each its column
   T(*ublk)[W] = NW == 1 ? sc->ublk : sp.xs->ublk[(p0 / W) & 1];
   T(*usol)[W] = NW == 1 ? sc->usol() : sp.xs->usol[sp.warp];
@@ -239,7 +244,7 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
 #pragma unroll
   for (int q = 0; q < R; ++q)
     if (unsigned(pos[q] - p0) < unsigned(W)) Store8(ublk[pos[q] - p0], x[q]);
-  LuTileSplitSync<NW>();
+  sp.Sync();
   // forward solve with the unit-lower diagonal block; lane c < 8 owns column c (the other lanes
   // repeat a column's work unless the solution overwrites ublk, which they must not read then)
   if (!kCompact || lane < W) {
@@ -296,10 +301,10 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
 
 // Step 3: getf2 on the tile column's rows with pos >= c0, columns c0 + jj < n. sp: the rows' split
 // over warps (NW > 1: the argmax and the pivot row's values through sp.xs, one barrier a step).
-template <typename T, int R, class SC, int NW = 1>
+template <typename T, int R, class SC, class SP = LuTileSplit<T, 1>>
 __device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], SC* sc, int c0, int n, int lane,
-                                            LuTileSplit<T, NW> sp = {}) {
-  constexpr int W = kLuTileW;
+                                            SP sp = {}) {
+  constexpr int W = kLuTileW, NW = SP::kWarps;
   StaticFor<0, W>([&](auto jj_) {
     constexpr int jj = decltype(jj_)::value;
     const int j = c0 + jj;
@@ -337,7 +342,7 @@ __device__ __forceinline__ void LuTilePanel(T (&x)[R][kLuTileW], int (&pos)[R], 
 #pragma unroll
         for (int c = jj; c < W; ++c) xs->cv[par][sp.warp][c] = v[c];
       }
-      LuTileSplitSync<NW>();
+      sp.Sync();
       auto best = xs->cand[par][0];
       int bw = 0;
 #pragma unroll
