@@ -43,30 +43,29 @@ constexpr bool LuLeftWarpPanelSplit() {
 }
 constexpr int kLuLeftWarpPanelRows = BATCHLA_LU_LEFT_WARP_PANEL ? 128 : 0;
 // Which warps factor the warp-form panel of m rows, and how many rows a lane (cuda/lu_blocked_tile.cuh,
-// LuTileSplit: rows split over NW warps), by dtype. Measured: bench/NOTES.md, "Left class: the
-// panel's rows split over the block's warps". -D BATCHLA_LU_LEFT_PANEL_MODE sets both (A/B builds).
+// LuTileSplit: rows split over NW warps, every barrier of the whole block), by dtype and band (RQ:
+// row passes, 3: f64 n <= 96, 4: n <= 128). Measured (H200, check_lu_blocked time, against one
+// warp; bench/NOTES.md, "Left class: the panel's rows split over the block's warps"): f64 n = 96
+// slogdet 825 -> 742 us with a warp per 32 rows (four warps: 784), n = 100 / 112 / 128 1296 / 1112 /
+// 925 -> 1205 / 1043 / 870 with four; f32 slower in every split form (0.84-0.98x): one warp.
+// -D BATCHLA_LU_LEFT_PANEL_MODE sets every band (A/B builds).
 enum LuLeftPanelMode : int {
-  kPanelOneWarp = 0,   // warp 0, 2..4 rows a lane (the other warps wait at the barrier)
-  kPanelFourWarps = 1, // the 128-thread block's 4 warps, a row a lane
-  kPanelRowWarps = 2,  // ceil(m / 32) warps, a row a lane (m <= 32: one warp, no barrier)
-  kPanelTwoWarps = 3,  // m > 32: two warps, ceil(m / 64) rows a lane
+  kPanelOneWarp = 0,    // warp 0, 2..4 rows a lane (the other warps wait at the barrier after it)
+  kPanelFourWarps = 1,  // the 128-thread block's 4 warps, a row a lane
+  kPanelRowWarps = 2,   // ceil(m / 32) warps, a row a lane (m <= 32: one warp, no barrier)
 };
-// RQ: the band's row passes (3: f64 n <= 96, 4: n <= 128).
 template <typename T, int RQ>
 constexpr int LuLeftPanelModeOf() {
 #ifdef BATCHLA_LU_LEFT_PANEL_MODE
   return BATCHLA_LU_LEFT_PANEL_MODE;
 #else
-  return sizeof(T) == 4 ? kPanelTwoWarps : RQ == 3 ? kPanelRowWarps : kPanelFourWarps;
+  return sizeof(T) == 4 ? kPanelOneWarp : RQ == 3 ? kPanelRowWarps : kPanelFourWarps;
 #endif
 }
-// The largest split any band's mode uses (the scratch is sized for it; kPanelOneWarp: none).
+// The most warps any band's split uses (the scratch is sized for them; one warp: none).
 template <typename T>
 constexpr int LuLeftPanelMaxWarps() {
-  constexpr int a = LuLeftPanelModeOf<T, 3>(), b = LuLeftPanelModeOf<T, 4>();
-  constexpr int wa = a == kPanelOneWarp ? 1 : a == kPanelTwoWarps ? 2 : 4;
-  constexpr int wb = b == kPanelOneWarp ? 1 : b == kPanelTwoWarps ? 2 : 4;
-  return wa > wb ? wa : wb;
+  return LuLeftPanelModeOf<T, 3>() == kPanelOneWarp && LuLeftPanelModeOf<T, 4>() == kPanelOneWarp ? 1 : 4;
 }
 
 template <typename T, class C>
@@ -459,10 +458,6 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
           else if (nw == 2) on(I1(), I2());
           else if (nw == 3) on(I1(), std::integral_constant<int, 3>());
           else if constexpr (RQ * C::kPass > 96) on(I1(), std::integral_constant<int, 4>());
-        } else if constexpr (mode == kPanelTwoWarps) {
-          if (m > 64) on(I2(), I2());
-          else if (m > 32) on(I1(), I2());
-          else on(I1(), I1());
         } else if (LuLeftWarpPanelSplit<T>() && RP > 2 && m <= 64) {
           on(I2(), I1());
         } else {
