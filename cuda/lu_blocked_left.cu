@@ -45,6 +45,11 @@ size_t LuLeftSmem(int n) {
 #ifndef BATCHLA_LU_LEFT_RQ3_MAXN
 #define BATCHLA_LU_LEFT_RQ3_MAXN 96
 #endif
+// Blocks per SM of the f64 three-pass band (A/B builds). Its shared memory allows 5 at n = 96, but at
+// 5 (96 registers, 320 B of spill) slogdet n = 96 took 821 us against 744 at 4 (bench/NOTES.md).
+#ifndef BATCHLA_LU_LEFT_MINB_RQ3_F64
+#define BATCHLA_LU_LEFT_MINB_RQ3_F64 BATCHLA_LU_LEFT_MINB_SMALL_F64
+#endif
 #ifndef BATCHLA_LU_LEFT_MINB_MID
 #define BATCHLA_LU_LEFT_MINB_MID 2
 #endif
@@ -55,7 +60,7 @@ cudaError_t LuLeftLaunch(cudaStream_t s, const LuArgs<T>& args) {
   if (n <= kLuNB || n > tuning::kLuLeftMaxN) return cudaErrorInvalidValue;
   constexpr int kMinbSmall = sizeof(T) == 8 ? BATCHLA_LU_LEFT_MINB_SMALL_F64 : BATCHLA_LU_LEFT_MINB_SMALL_F32;
   if constexpr (sizeof(T) == 8) {
-    if (n <= BATCHLA_LU_LEFT_RQ3_MAXN) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 3, 1, kMinbSmall>(s, args);
+    if (n <= BATCHLA_LU_LEFT_RQ3_MAXN) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 3, 1, BATCHLA_LU_LEFT_MINB_RQ3_F64>(s, args);
   }
   if (n <= 128) return LuLeftLaunchCfg<T, LuLeftSmall<T>, 4, 1, kMinbSmall>(s, args);
   if (n <= 256) return LuLeftLaunchCfg<T, LuLeftBig<T>, 4, 1, BATCHLA_LU_LEFT_MINB_MID>(s, args);
