@@ -256,9 +256,10 @@ __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* r
 // chain of shuffles and reductions instead of the block form's two barriers per column, while the
 // other warps wait at the barrier after it: getrf n = 72..128 f32 12-24 % and f64 4-17 % faster
 // (bench/NOTES.md, "Left class, warp panel"; the panel was still ~55 % of a block's time). With
-// the rows split over the block's warps (NW = 4, one row a lane) each step costs one barrier and
-// a shared-memory round trip but a quarter of the rows' work (bench/NOTES.md, "Left class: the
-// panel's rows split over the block's warps").
+// the rows split over NW > 1 warps (one row a lane) each step costs a barrier of all NB warps of
+// the block (those without rows run LuLeftPanelIdle) and a shared-memory round trip, but a row's
+// work a lane instead of 3-4 (bench/NOTES.md, "Left class: the panel's rows split over the
+// block's warps"; LuLeftPanelModeOf).
 // Leaves what the block form leaves, except that P keeps the input row order: rowsrc[p] = the
 // panel row at position p (P row rowsrc[p] holds the factor's row p), piv, dlist / dcount, info.
 // Returns the lane's slogdet sums over the panel's diagonal (warp 0, lane j: column j) when `det`,

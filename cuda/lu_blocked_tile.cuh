@@ -169,7 +169,7 @@ __device__ __forceinline__ int LuTileArgmaxLane(LuTileKeyT<T> key, int pos) {
 
 // A panel whose rows are split over NW warps (the left class's panel, cuda/lu_blocked_left.cuh):
 // lane l of warp w holds rows l + 32 (w + NW q). Per step every warp posts its candidate (key,
-// position, row and the row's values) and one barrier of the NW warps lets each pick the best;
+// position, row and the row's values) and one barrier (LuTileSplit::Sync) lets each pick the best;
 // per block update the rows posted for the forward solve are double-buffered by block (one
 // barrier orders their reuse) and each warp solves its own copy of the U block. NW = 1 is the
 // tile class's one warp: shuffles and __syncwarp, no scratch.
