@@ -25,20 +25,26 @@ struct LeftCfg {
 
 // Stages L[J + r][kk, kk + kKC) for r < m into S (row stride kLds) and commits the group. `vec`:
 // rows are 16-byte aligned (n % kV == 0), one 16-byte copy per granule; else one per element.
-template <typename T, class C>
+// kGather: S row r comes from L row rowmap[J + r] instead (the LU class's slogdet keeps L by input
+// row, cuda/lu_blocked_left.cuh).
+template <typename T, class C, bool kGather = false>
 __device__ __forceinline__ void LeftIssueChunk(const T* lm, int n, int J, int m, int kk, T* S, bool vec,
-                                               int tid) {
+                                               int tid, const int* rowmap = nullptr) {
   const T* src = lm + J * n + kk;
   if (vec) {
     constexpr int kG = C::kKC / C::kV;
     for (int g = tid; g < m * kG; g += C::kNT) {
       const int r = g / kG, part = g % kG;
-      CpAsync<16, /*kCacheL1=*/true>(S + r * C::kLds + part * C::kV, src + r * n + part * C::kV);
+      if constexpr (kGather)
+        CpAsync<16, /*kCacheL1=*/true>(S + r * C::kLds + part * C::kV, lm + rowmap[J + r] * n + kk + part * C::kV);
+      else
+        CpAsync<16, /*kCacheL1=*/true>(S + r * C::kLds + part * C::kV, src + r * n + part * C::kV);
     }
   } else {
     for (int e = tid; e < m * C::kKC; e += C::kNT) {
       const int r = e / C::kKC, c = e % C::kKC;
-      CpAsync<int(sizeof(T))>(S + r * C::kLds + c, src + r * n + c);
+      if constexpr (kGather) CpAsync<int(sizeof(T))>(S + r * C::kLds + c, lm + rowmap[J + r] * n + kk + c);
+      else CpAsync<int(sizeof(T))>(S + r * C::kLds + c, src + r * n + c);
     }
   }
   CpAsyncCommit();

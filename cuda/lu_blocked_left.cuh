@@ -68,6 +68,13 @@ constexpr int LuLeftPanelMaxWarps() {
   return LuLeftPanelModeOf<T, 3>() == kPanelOneWarp && LuLeftPanelModeOf<T, 4>() == kPanelOneWarp ? 1 : 4;
 }
 
+// 1: the slogdet path above (bench/NOTES.md, "Left class: slogdet without row exchanges"); 0:
+// the getrf path with the factors as scratch (A/B builds).
+#ifndef BATCHLA_LU_LEFT_SLOGDET_BY_INPUT_ROW
+#define BATCHLA_LU_LEFT_SLOGDET_BY_INPUT_ROW 1
+#endif
+constexpr bool kLuLeftSlogdetByInputRow = BATCHLA_LU_LEFT_SLOGDET_BY_INPUT_ROW != 0;
+
 template <typename T, class C>
 struct LuLeftScratch {
   alignas(16) T ut[kLuNB * C::kLds];  // the chunk's U rows transposed: ut[col * kLds + i] = U[kk + i][col]
@@ -102,14 +109,18 @@ __host__ __device__ constexpr size_t LuLeftIntOff(int n) { return LuLeftScratchO
 template <typename T, class C>
 __host__ __device__ constexpr size_t LuLeftSmemBytes(int n) { return LuLeftIntOff<T, C>(n) + RoundUp(3 * n * 4, 16); }
 
-// Stages L[r][kk, kk + KC) for kk <= r < n into S + r * kLds (absolute rows) and commits the group.
+// Stages L[r][kk, kk + KC) for kk <= r < n into S + r * kLds (absolute rows) and commits the group;
+// with rowmap, L row rowmap[r] (L kept by input row).
 template <typename T, class C>
-__device__ __forceinline__ void LuLeftIssueChunk(const T* lm, int n, int kk, T* S, bool vec, int tid) {
-  LeftIssueChunk<T, C>(lm, n, kk, n - kk, kk, S + kk * C::kLds, vec, tid);
+__device__ __forceinline__ void LuLeftIssueChunk(const T* lm, int n, int kk, T* S, bool vec, int tid,
+                                                 const int* rowmap) {
+  if (rowmap) LeftIssueChunk<T, C, true>(lm, n, kk, n - kk, kk, S + kk * C::kLds, vec, tid, rowmap);
+  else LeftIssueChunk<T, C>(lm, n, kk, n - kk, kk, S + kk * C::kLds, vec, tid);
 }
 
 // Warp 0: U rows kk..kk+KC of the panel = (unit lower L[kk:kk+KC, kk:kk+KC])^-1 ublk; lane = panel
-// column. Writes them to ut (transposed, for the product) and to the output (rows < J, final).
+// column. Writes them to ut (transposed, for the product) and, unless lm is null, to the output
+// (rows < J, final).
 template <typename T, class C>
 __device__ __forceinline__ void LuLeftSolveBlock(const T* S, LuLeftScratch<T, C>* sc, T* lm, int n, int kk, int J,
                                                  int jw, int lane) {
@@ -138,7 +149,7 @@ __device__ __forceinline__ void LuLeftSolveBlock(const T* S, LuLeftScratch<T, C>
     else w = make_double2(u[i], u[i + 1]);
     *reinterpret_cast<VT*>(sc->ut + lane * C::kLds + i) = w;
   }
-  if (lane < jw) {
+  if (lm && lane < jw) {
 #pragma unroll
     for (int i = 0; i < KC; ++i) lm[(kk + i) * n + J + lane] = u[i];
   }
@@ -349,6 +360,10 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
   const int nend = RoundUp(n, C::kPass);
   constexpr bool kWarpPanel = RQ * C::kPass <= kLuLeftWarpPanelRows;
   constexpr int PLD = LuLeftPanelLd<T, C, kWarpPanel>();
+  // kSlogdet on the warp panel keeps L (scratch) by INPUT row: the panel writes row x of its input
+  // order to lm row perm[J + x] and the chunks gather through perm, so no row exchange ever touches
+  // L[:, 0:J] and no U row is stored (neither is read back; the panel sums the diagonal).
+  const bool by_input_row = kWarpPanel && kLuLeftSlogdetByInputRow && args.logabsdet != nullptr;
   if (threadIdx.x < kLuTileW) sc->tile.zero[threadIdx.x] = T(0);  // ordered by the first barrier
   for (int64_t mat = blockIdx.x; mat < args.batch; mat += gridDim.x) {
     const T* am = args.a + mat * nn;
@@ -398,7 +413,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
       });
       // 1. chunk c: rows kk..kk+KC become U (warp 0), then update every row below them
       const int chunks = J / KC;
-      if (chunks > 0) LuLeftIssueChunk<T, C>(lm, n, 0, stage0, vec, tid);
+      if (chunks > 0) LuLeftIssueChunk<T, C>(lm, n, 0, stage0, vec, tid, by_input_row ? perm : nullptr);
       for (int c = 0; c < chunks; ++c) {
         const int kk = c * KC;
         StaticFor<0, RQ>([&](auto Q) {  // the owners hand rows kk..kk+KC to warp 0
@@ -411,9 +426,10 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
         });
         CpAsyncWait<0>();
         __syncthreads();  // chunk c landed; product c - 1 done (the other buffer and ut are free)
-        if (c + 1 < chunks) LuLeftIssueChunk<T, C>(lm, n, kk + KC, (c & 1) ? stage0 : stage1, vec, tid);
+        if (c + 1 < chunks)
+          LuLeftIssueChunk<T, C>(lm, n, kk + KC, (c & 1) ? stage0 : stage1, vec, tid, by_input_row ? perm : nullptr);
         const T* S = (c & 1) ? stage1 : stage0;
-        if (warp == 0) LuLeftSolveBlock<T, C>(S, sc, lm, n, kk, J, jw, lane);
+        if (warp == 0) LuLeftSolveBlock<T, C>(S, sc, by_input_row ? nullptr : lm, n, kk, J, jw, lane);
         __syncthreads();
         const int qn = live(kk + KC);
         StaticFor<1, RQ + 1>([&](auto Q) {
@@ -476,11 +492,16 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
         const int r = tid + q * NT;
         newperm[q] = r < m ? perm[J + rowsrc[r]] : 0;
       }
-      for (int cc = tid; cc < J; cc += NT)
-        LuColumnSwapSolve<T, false>(lm, n, J, jw, cc, rowsrc, sh, nullptr, 0, nullptr, 0);
-      if (lane < jw)  // (the warp form left the panel's rows in place: row r of the factor is rowsrc[r])
-        for (int r = warp; r < m; r += NT / 32)
-          lm[(J + r) * n + J + lane] = pan[(kWarpPanel ? rowsrc[r] : r) * PLD + lane];
+      if (by_input_row) {  // P row x (input order) is input row perm[J + x]: no exchanges in L
+        if (lane < jw)
+          for (int x = warp; x < m; x += NT / 32) lm[perm[J + x] * n + J + lane] = pan[x * PLD + lane];
+      } else {
+        for (int cc = tid; cc < J; cc += NT)
+          LuColumnSwapSolve<T, false>(lm, n, J, jw, cc, rowsrc, sh, nullptr, 0, nullptr, 0);
+        if (lane < jw)  // (the warp form left the panel's rows in place: row r of the factor is rowsrc[r])
+          for (int r = warp; r < m; r += NT / 32)
+            lm[(J + r) * n + J + lane] = pan[(kWarpPanel ? rowsrc[r] : r) * PLD + lane];
+      }
       __syncthreads();
 #pragma unroll
       for (int q = 0; q < R; ++q) {
