@@ -12,7 +12,9 @@
 // class's traffic): A is read once, the output written once plus the row exchanges, and L read
 // back ~n^3 / (3 KC) elements, read-only, mostly from L2.
 // kSlogdet (args.logabsdet set) factors the same way into args.lu as scratch and writes sign and
-// log|det| instead of pivots, perm and info: no second pass over the factors' diagonal.
+// log|det| instead of pivots, perm and info: no second pass over the factors' diagonal. On the
+// warp-panel bands (n <= 128) it keeps L there by input row, so no row exchange touches L
+// (by_input_row below).
 // Outputs and conventions: cuda/lu_blocked.cuh (LuPanel) and cuda/launch.h. Measurements:
 // bench/NOTES.md, "getrf left-looking class".
 #pragma once
@@ -485,7 +487,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
         LuLeftPanel<T, R, NT>(pan, LDP, m, jw, J, piv, rowsrc, sc);
       }
       __syncthreads();
-      // 3. new order of rows J..n; the exchanges applied to L[:, 0:J]; the panel written
+      // 3. new order of rows J..n; the exchanges applied to L[:, 0:J] (not by_input_row); the panel written
       int newperm[R];
 #pragma unroll
       for (int q = 0; q < R; ++q) {
