@@ -462,7 +462,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
           static_assert(kWarps <= NT / 32 && (kWarps == 1 || kWarps <= LuLeftPanelMaxWarps<T>()), "the block's warps");
           if (warp < kWarps)
             s = LuLeftWarpPanel<T, kRows, kWarps, kBar>(pan, PLD, m, jw, J, piv, rowsrc, sc, lane, warp, det);
-          else if (kWarps > 1)
+          else if constexpr (kWarps > 1)
             LuLeftPanelIdle<T, kBar>(jw);
         };
         using I1 = std::integral_constant<int, 1>;
