@@ -156,16 +156,19 @@ def test_ties_pick_the_first_row(device):
     np.testing.assert_array_equal(np.asarray(lu), np.asarray(jax.scipy.linalg.lu_factor(a)[0]))
 
 
-@pytest.mark.parametrize("n", [12, 72, 100])  # 72: the tile class on three rows a lane; 100: the left class
-def test_singular_and_nonfinite_do_not_touch_neighbours(device, n):
+@pytest.mark.parametrize("dtype", DTYPES)
+# 72: the tile class on three rows a lane; 96 / 100: the left class's float64 split panels (a warp
+# per 32 rows / four warps) and slogdet keeping L by input row
+@pytest.mark.parametrize("n", [12, 72, 96, 100])
+def test_singular_and_nonfinite_do_not_touch_neighbours(device, n, dtype):
     rng = np.random.default_rng(3)
-    clean = general(rng, (9,), n, np.float32)
+    clean = general(rng, (9,), n, dtype)
     bad = clean.copy()
     bad[1, :, 4] = 0.0  # exactly singular: a zero column
     bad[2, 5] = bad[2, 7]  # exactly singular: two equal rows
     bad[4] = np.inf
     bad[7, 3, 2] = np.nan
-    b = rng.standard_normal((9, n, 2)).astype(np.float32)
+    b = rng.standard_normal((9, n, 2)).astype(dtype)
     good = [0, 3, 5, 6, 8]
     for fn in (lambda a: bsl.lu_factor(a)[0], lambda a: bla.solve(a, b), bla.inv, bla.det,
                lambda a: bla.slogdet(a)[1]):

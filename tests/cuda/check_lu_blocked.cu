@@ -472,7 +472,7 @@ void CheckAll() {
   }
   // (sanitize: n = 33 only; its gesv k = 3 is the medium class for f64)
   const std::vector<int> bad = SanitizeMode() ? std::vector<int>{33}
-                                              : std::vector<int>{33, 64, 72, 100, 160, 233, 512};
+                                              : std::vector<int>{33, 64, 72, 96, 100, 160, 233, 512};
   for (int n : bad) CheckBad<T>(n, n <= LuBlockedFusedMaxN<T>());
   // invalid sizes / kinds are refused, not launched
   {
