@@ -76,6 +76,13 @@ constexpr int LuLeftPanelMaxWarps() {
 #define BATCHLA_LU_LEFT_SLOGDET_BY_INPUT_ROW 1
 #endif
 constexpr bool kLuLeftSlogdetByInputRow = BATCHLA_LU_LEFT_SLOGDET_BY_INPUT_ROW != 0;
+// 1: getrf keeps the factors by input row too (its U rows above each panel as well) and puts the
+// rows in pivoted order once, after the last panel (LuLeftRowsToPositions); 0: the row exchanges
+// applied to L after every panel (A/B builds).
+#ifndef BATCHLA_LU_LEFT_GETRF_BY_INPUT_ROW
+#define BATCHLA_LU_LEFT_GETRF_BY_INPUT_ROW 1
+#endif
+constexpr bool kLuLeftGetrfByInputRow = BATCHLA_LU_LEFT_GETRF_BY_INPUT_ROW != 0;
 
 template <typename T, class C>
 struct LuLeftScratch {
@@ -122,10 +129,10 @@ __device__ __forceinline__ void LuLeftIssueChunk(const T* lm, int n, int kk, T* 
 
 // Warp 0: U rows kk..kk+KC of the panel = (unit lower L[kk:kk+KC, kk:kk+KC])^-1 ublk; lane = panel
 // column. Writes them to ut (transposed, for the product) and, unless lm is null, to the output
-// (rows < J, final).
+// (rows < J, final; with rowmap, row kk + i to lm row rowmap[kk + i]).
 template <typename T, class C>
 __device__ __forceinline__ void LuLeftSolveBlock(const T* S, LuLeftScratch<T, C>* sc, T* lm, int n, int kk, int J,
-                                                 int jw, int lane) {
+                                                 int jw, int lane, const int* rowmap) {
   using V = Vec<T>;
   using VT = typename V::type;
   constexpr int KC = C::kKC;
@@ -153,7 +160,27 @@ __device__ __forceinline__ void LuLeftSolveBlock(const T* S, LuLeftScratch<T, C>
   }
   if (lm && lane < jw) {
 #pragma unroll
-    for (int i = 0; i < KC; ++i) lm[(kk + i) * n + J + lane] = u[i];
+    for (int i = 0; i < KC; ++i) lm[(rowmap ? rowmap[kk + i] : kk + i) * n + J + lane] = u[i];
+  }
+}
+
+// getrf by input row, after the last panel: lu row p = stored row perm[p], 32 columns at a time
+// through buf (the chunk buffers, >= n x 32 elements): every read of a column block lands before
+// any write to it, so the permutation runs in place.
+template <typename T, class C>
+__device__ void LuLeftRowsToPositions(T* lm, int n, const int* perm, T* buf, int tid) {
+  static_assert(2 * C::kLds >= kLuNB, "the two chunk buffers (2 x RoundUp(n, kPass) x kLds) hold n x 32");
+  const int lane = tid & 31, warp = tid >> 5;
+  for (int c0 = 0; c0 < n; c0 += kLuNB) {
+    const bool live = c0 + lane < n;
+    for (int p = warp; p < n; p += C::kNT / 32)
+      if (live) CpAsync<int(sizeof(T))>(buf + p * kLuNB + lane, lm + perm[p] * n + c0 + lane);
+    CpAsyncCommit();
+    CpAsyncWait<0>();
+    __syncthreads();
+    for (int p = warp; p < n; p += C::kNT / 32)
+      if (live) lm[p * n + c0 + lane] = buf[p * kLuNB + lane];
+    __syncthreads();
   }
 }
 
@@ -362,10 +389,12 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
   const int nend = RoundUp(n, C::kPass);
   constexpr bool kWarpPanel = RQ * C::kPass <= kLuLeftWarpPanelRows;
   constexpr int PLD = LuLeftPanelLd<T, C, kWarpPanel>();
-  // kSlogdet on the warp panel keeps L (scratch) by INPUT row: the panel writes row x of its input
-  // order to lm row perm[J + x] and the chunks gather through perm, so no row exchange ever touches
-  // L[:, 0:J] and no U row is stored (neither is read back; the panel sums the diagonal).
-  const bool by_input_row = kWarpPanel && kLuLeftSlogdetByInputRow && args.logabsdet != nullptr;
+  // On the warp panel the factors are kept by INPUT row: the panel writes row x of its input order
+  // to lm row perm[J + x] and the chunks gather through perm, so no row exchange ever touches
+  // L[:, 0:J]. kSlogdet stores no U row (none is read back; the panel sums the diagonal); getrf
+  // stores U row p at perm[p] and puts every row in place after the last panel.
+  const bool slogdet = args.logabsdet != nullptr;
+  const bool by_input_row = kWarpPanel && (slogdet ? kLuLeftSlogdetByInputRow : kLuLeftGetrfByInputRow);
   if (threadIdx.x < kLuTileW) sc->tile.zero[threadIdx.x] = T(0);  // ordered by the first barrier
   for (int64_t mat = blockIdx.x; mat < args.batch; mat += gridDim.x) {
     const T* am = args.a + mat * nn;
@@ -431,7 +460,9 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
         if (c + 1 < chunks)
           LuLeftIssueChunk<T, C>(lm, n, kk + KC, (c & 1) ? stage0 : stage1, vec, tid, by_input_row ? perm : nullptr);
         const T* S = (c & 1) ? stage1 : stage0;
-        if (warp == 0) LuLeftSolveBlock<T, C>(S, sc, by_input_row ? nullptr : lm, n, kk, J, jw, lane);
+        if (warp == 0)
+          LuLeftSolveBlock<T, C>(S, sc, by_input_row && slogdet ? nullptr : lm, n, kk, J, jw, lane,
+                                 by_input_row ? perm : nullptr);
         __syncthreads();
         const int qn = live(kk + KC);
         StaticFor<1, RQ + 1>([&](auto Q) {
@@ -513,6 +544,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
       if (tid == 0) sh->dcount = 0;
       __syncthreads();  // perm and the output visible to the next panel's gather and cp.async
     }
+    if (by_input_row && !slogdet) LuLeftRowsToPositions<T, C>(lm, n, perm, stage0, threadIdx.x);
     if (args.logabsdet) {  // kSlogdet: the factors were scratch (lm)
       if constexpr (kWarpPanel) {  // the panel warp's lanes hold the sums: reduce them there
         if (threadIdx.x < 32) {
