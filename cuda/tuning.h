@@ -277,9 +277,10 @@ constexpr unsigned kLuTileSmallNsF64[4] = {LuNs(24, 31, 32), 0, 0, LuNs(24, 31, 
 // Up to these n (by LuOutput): getrf and slogdet on three rows a lane from n = 65, ahead of the
 // left class where it measured faster (H100, bench/NOTES.md "Tile class on three rows a lane"):
 // f32 to 96 (getrf n = 72 1368 -> 571 us, 96 1004 -> 706); f64 getrf to 80 (72 1075 -> 712, 80
-// 942 -> 758; 88 943 vs the left class's 903), f64 slogdet to 88 (72 1073 -> 590, 88 901 -> 797;
-// 96 1126 vs 828: 3 warps a SM). gesv k = 1 stays at 64: its composition getrf + getrs was not
-// timed against the tile class past 64.
+// 942 -> 758; 88 943 vs the left class's 903), f64 slogdet to 80 (H200, 2026-11-29 b, against the
+// left class with its split panel and factors by input row: tile / left 640 / 749 us at 80, 901 /
+// 692 at 84, 801 / 630 at 88; it had been 88). gesv k = 1 stays at 64: its composition getrf +
+// getrs was not timed against the tile class past 64.
 // -D BATCHLA_LU_TILE_MAXN caps every output (A/B builds; 0: off).
 #ifdef BATCHLA_LU_TILE_MAXN
 constexpr int kLuTileMaxNF32[4] = {BATCHLA_LU_TILE_MAXN, BATCHLA_LU_TILE_MAXN < 64 ? BATCHLA_LU_TILE_MAXN : 64, 0,
@@ -288,7 +289,7 @@ constexpr int kLuTileMaxNF64[4] = {BATCHLA_LU_TILE_MAXN, BATCHLA_LU_TILE_MAXN < 
                                    BATCHLA_LU_TILE_MAXN};
 #else
 constexpr int kLuTileMaxNF32[4] = {96, 64, 0, 96};
-constexpr int kLuTileMaxNF64[4] = {80, 64, 0, 88};
+constexpr int kLuTileMaxNF64[4] = {80, 64, 0, 80};
 #endif
 // Tile kernel blocks (one warp, one matrix each) per SM for its register budget: about what shared
 // memory allows at the largest n of each rows-per-lane instantiation (n <= 32: f32 4.6 KB, f64
