@@ -178,6 +178,16 @@ ffi::Error SlogdetImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> sign,
   });
 }
 
+ffi::Error DetClosedImpl(cudaStream_t stream, AnyBuffer a, Result<AnyBuffer> det) {
+  constexpr const char* kOp = "batchla_det";
+  auto as = CheckDetClosed(kOp, a, *det);
+  if (!as) return as.error();
+  return Run(kOp, stream, a.element_type(), [&](auto zero) {
+    using T = decltype(zero);
+    return batchla::LaunchDetClosed<T>(stream, DataAs<T>(a), DataAs<T>(det), as->batch, static_cast<int>(as->rows));
+  });
+}
+
 // ---- QR family: sizes are checked up front so the error names them; batch 0 launches nothing --
 
 // The QR launch step: `fused` selects QrFusedFits<T>(m, ncols) (qr, qr_r, lstsq), else
@@ -444,6 +454,13 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaSlogdetCuda, batchla_ffi::SlogdetImpl,
                                   .Ret<ffi::AnyBuffer>(), // scratch
                               {ffi::Traits::kCmdBufferCompatible});
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaDetCuda, batchla_ffi::DetClosedImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<Stream>()
+                                  .Arg<ffi::AnyBuffer>()   // a
+                                  .Ret<ffi::AnyBuffer>(),  // det
+                              {ffi::Traits::kCmdBufferCompatible});
+
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaGeqrfCuda, batchla_ffi::GeqrfImpl,
                               ffi::Ffi::Bind()
                                   .Ctx<Stream>()
@@ -607,6 +624,7 @@ NB_MODULE(_cuda, m) {
     d["batchla_gesv"] = Capsule(BatchlaGesvCuda);
     d["batchla_inverse"] = Capsule(BatchlaInverseCuda);
     d["batchla_slogdet"] = Capsule(BatchlaSlogdetCuda);
+    d["batchla_det"] = Capsule(BatchlaDetCuda);
     d["batchla_geqrf"] = Capsule(BatchlaGeqrfCuda);
     d["batchla_orgqr"] = Capsule(BatchlaOrgqrCuda);
     d["batchla_ormqr"] = Capsule(BatchlaOrmqrCuda);

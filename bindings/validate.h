@@ -180,6 +180,18 @@ inline ffi::ErrorOr<MatrixShape> CheckSlogdet(const char* op, const ffi::AnyBuff
   return as;
 }
 
+// det by the closed forms: a (..., n, n) with n = 2 or 3 -> det (...), a's dtype.
+inline ffi::ErrorOr<MatrixShape> CheckDetClosed(const char* op, const ffi::AnyBuffer& a, const ffi::AnyBuffer& det) {
+  auto as = SquareOperand(op, a, "a");
+  if (!as) return as;
+  if (as->rows != 2 && as->rows != 3) {
+    return ffi::Unexpected(ShapeError(Operand(op, "a") + " must be 2 x 2 or 3 x 3 matrices (the closed forms), got " +
+                                      DimsString(a.dimensions())));
+  }
+  if (auto e = VectorOperand(op, det, "det", a, -1, true); e.failure()) return ffi::Unexpected(e);
+  return as;
+}
+
 // ---- QR family: a (..., m, n) with m >= n; results shaped by a's batch dims ---------------------
 
 // A QR operand a (..., m, n): m >= n, dimensions that fit an int.

@@ -102,6 +102,11 @@ cudaError_t LaunchSlogdet(cudaStream_t stream, const T* a, T* sign, T* logabsdet
                           int n, T* scratch);
 template <typename T>
 int64_t SlogdetScratchElems(int n);
+// det of 2 x 2 or 3 x 3 matrices (n = 2 or 3, else cudaErrorInvalidValue) by jnp's closed forms,
+// every product and sum rounded as jnp writes them (no FMA contraction): NaN / inf propagate as
+// IEEE arithmetic does, per matrix.
+template <typename T>
+cudaError_t LaunchDetClosed(cudaStream_t stream, const T* a, T* det, int64_t batch, int n);
 template <typename T>
 int LuFusedMaxN();
 // Whether the fused kernel of `output` (1 gesv, 2 inverse, 3 slogdet) is the faster way at n; false

@@ -16,9 +16,9 @@ except ImportError:  # built without nvcc: the CUDA platform falls back to the j
     _cuda = None
 
 TARGETS = ("batchla_potrf", "batchla_trsm", "batchla_potrs", "batchla_posv", "batchla_getrf",
-           "batchla_getrs", "batchla_gesv", "batchla_inverse", "batchla_slogdet", "batchla_geqrf",
-           "batchla_orgqr", "batchla_ormqr", "batchla_qr", "batchla_qr_r", "batchla_lstsq",
-           "batchla_il_potrf", "batchla_il_potrs", "batchla_il_posv", "batchla_il_trsm")
+           "batchla_getrs", "batchla_gesv", "batchla_inverse", "batchla_slogdet", "batchla_det",
+           "batchla_geqrf", "batchla_orgqr", "batchla_ormqr", "batchla_qr", "batchla_qr_r",
+           "batchla_lstsq", "batchla_il_potrf", "batchla_il_potrs", "batchla_il_posv", "batchla_il_trsm")
 _CUDA_TARGETS = frozenset(_cuda.registrations()) if _cuda is not None else frozenset()
 
 # Every target is registered twice: as batch partitionable (XLA may split its call along the

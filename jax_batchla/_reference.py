@@ -176,6 +176,13 @@ def slogdet(a):
     return slogdet_from_lu(*getrf(a)[:2])
 
 
+def det_closed(a):
+    """det of 2 x 2 / 3 x 3 matrices by jnp's closed forms (jnp.linalg.det's own path there)."""
+    if a.shape[-1] not in (2, 3):
+        raise ValueError(f"det_closed: 2 x 2 or 3 x 3 matrices only, got {a.shape}")
+    return jnp.linalg.det(a)
+
+
 # ---- QR family (m >= n) ----------------------------------------------------------------------
 # Householder reflectors as LAPACK stores them: Q = H_0 ... H_{k-1}, H_j = I - tau_j v_j v_j^T,
 # v_j(i) = 0 for i < j, v_j(j) = 1 (implied), v_j(i > j) below the diagonal of column j.

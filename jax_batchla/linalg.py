@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from . import _api, _compat
 from ._ops import det as _det
+from ._ops import det_closed as _det_closed
 from ._ops import gesv, inverse, potrf
 from ._ops import slogdet as _slogdet
 from ._ops.qr import geqrf, qr_complete, qr_r
@@ -122,9 +123,9 @@ def det(a):
     """Compute the determinant of an array.
 
     Mirrors :func:`jax.numpy.linalg.det`: ``sign * exp(logabsdet)`` from one kernel that factors
-    each matrix on chip and writes only the determinant's sign and log. For N = 2 and 3 it uses
-    jnp's closed-form expressions (one fused elementwise pass, already memory-bound), so values
-    and gradients are jnp's exactly.
+    each matrix on chip and writes only the determinant's sign and log. For N = 2 and 3 it evaluates
+    jnp's closed-form expressions (the same products and sums in the same order, each rounded, none
+    fused into an FMA); gradients are those of the closed forms, as in jnp.
 
     Args:
       a: array of shape ``(..., N, N)``.
@@ -136,8 +137,10 @@ def det(a):
     fname = "jax_batchla.linalg.det"
     (a,) = _api.as_inexact_arrays(fname, a=a)
     _api.check_square(fname, "a", a)
-    if not _api.accelerated(a) or a.shape[-1] in (2, 3):
+    if not _api.accelerated(a):
         return jnp.linalg.det(a)
+    if a.shape[-1] in (2, 3):
+        return _det_closed(a)
     return _det(a)
 
 

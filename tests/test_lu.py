@@ -198,6 +198,55 @@ def test_det_slogdet_match_jnp(device, n):
     np.testing.assert_array_equal(np.asarray(s_qr), np.asarray(rs[1:]))
 
 
+def det_closed_numpy(m):
+    """jnp.linalg.det's closed forms evaluated by numpy: every product and sum rounded on its own,
+    in jnp's order (what batchla_det computes, bit for bit)."""
+    e = lambda i, j: m[..., i, j]  # noqa: E731
+    if m.shape[-1] == 2:
+        return e(0, 0) * e(1, 1) - e(0, 1) * e(1, 0)
+    return (e(0, 0) * e(1, 1) * e(2, 2) + e(0, 1) * e(1, 2) * e(2, 0) + e(0, 2) * e(1, 0) * e(2, 1)
+            - e(0, 2) * e(1, 1) * e(2, 0) - e(0, 0) * e(1, 2) * e(2, 1) - e(0, 1) * e(1, 0) * e(2, 2))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [2, 3])
+# (2500,): two whole tiles of the CUDA kernel's 16-byte path and a partial one (scalar path)
+@pytest.mark.parametrize("shape", [(), (0,), (3, 5), (2500,)])
+def test_det_closed_forms(device, n, dtype, shape):
+    """det of 2 x 2 / 3 x 3 matrices: our kernel, bit for bit jnp's closed forms as written (XLA may
+    contract jnp's own into FMAs: within one rounding of each product there); NaN / inf / singular
+    matrices give what the formula gives, only in their own result; jnp's gradients; vmap."""
+    rng = np.random.default_rng(10 * n + len(shape))
+    a = rng.standard_normal(shape + (n, n)).astype(dtype)
+    if shape == (2500,):
+        a[3], a[4, 0, 0], a[5], a[1700, 1] = np.nan, np.inf, 0.0, a[1700, 0]  # the last: singular
+    from jax_batchla._ops.lu import DET_CLOSED_CUDA_KERNEL
+    det = jax.jit(bla.det)
+    assert ("batchla_det" in det.lower(a).as_text()) == (device == "cpu" or DET_CLOSED_CUDA_KERNEL)
+    got = np.asarray(det(a))
+    assert got.shape == shape and got.dtype == dtype
+    np.testing.assert_array_equal(got, det_closed_numpy(a))
+    products = np.abs(a).max(axis=(-2, -1), initial=0.0) ** n * (2 if n == 2 else 6)
+    ref = np.asarray(jnp.linalg.det(a))
+    finite = np.isfinite(ref)
+    assert np.all(np.abs(got[finite] - ref[finite]) <= 4 * eps(dtype) * products[finite])
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    if shape == (2500,):
+        assert got[5] == 0 and got[1700] == 0 and np.isnan(got[3])
+        small = a[:8]
+        tol = 50 * eps(dtype)
+        np.testing.assert_allclose(np.asarray(jax.grad(lambda x: bla.det(x).sum())(small[6:])),
+                                   np.asarray(jax.grad(lambda x: jnp.linalg.det(x).sum())(small[6:])),
+                                   rtol=tol, atol=tol)
+        np.testing.assert_array_equal(np.asarray(jax.vmap(bla.det)(a.reshape(50, 50, n, n))).ravel(), got)
+
+
+def test_det_closed_refuses_other_sizes():
+    from jax_batchla._ops import det_closed
+    with pytest.raises(ValueError, match="2 x 2 or 3 x 3"):
+        det_closed(np.zeros((2, 4, 4)))
+
+
 def test_solve_shapes_match_jnp(device):
     rng = np.random.default_rng(5)
     a = general(rng, (2, 3), 4, np.float64)

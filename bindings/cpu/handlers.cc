@@ -375,6 +375,22 @@ ffi::Error SlogdetImpl(ffi::ThreadPool pool, AnyBuffer a, Result<AnyBuffer> sign
   });
 }
 
+ffi::Error DetClosedImpl(ffi::ThreadPool pool, AnyBuffer a, Result<AnyBuffer> det) {
+  constexpr const char* kOp = "batchla_det";
+  auto as = CheckDetClosed(kOp, a, *det);
+  if (!as) return as.error();
+  return DispatchFloat(a.element_type(), kOp, [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t n = as->rows, nn = n * n;
+    const T* pa = DataAs<const T>(a);
+    T* pd = DataAs<T>(det);
+    ParallelFor(pool, as->batch, double(nn), [&](int64_t begin, int64_t end) {
+      for (int64_t m = begin; m < end; ++m) pd[m] = batchla::cpu::DetClosed(pa + m * nn, n);
+    });
+    return ffi::Error::Success();
+  });
+}
+
 // Per-thread scratch of the QR ops (host memory, reused), for an m x ncols factorization: taus
 // (n), a matrix to factor (work_len), lstsq's R (rwork_len) and the Householder buffers.
 template <typename T>
@@ -604,6 +620,12 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaSlogdetCpu, batchla_ffi::cpu::SlogdetImpl,
                                   .Arg<ffi::AnyBuffer>()  // a
                                   .Ret<ffi::AnyBuffer>()  // sign
                                   .Ret<ffi::AnyBuffer>());  // logabsdet
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaDetCpu, batchla_ffi::cpu::DetClosedImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()   // a
+                                  .Ret<ffi::AnyBuffer>());  // det
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(BatchlaGeqrfCpu, batchla_ffi::cpu::GeqrfImpl,
                               ffi::Ffi::Bind()

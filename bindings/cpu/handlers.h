@@ -14,6 +14,7 @@ XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaGetrsCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaGesvCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaInverseCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaSlogdetCpu);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaDetCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaGeqrfCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaOrgqrCpu);
 XLA_FFI_DECLARE_HANDLER_SYMBOL(BatchlaOrmqrCpu);
@@ -43,6 +44,7 @@ inline constexpr Target kTargets[] = {
     {"batchla_gesv", BatchlaGesvCpu},
     {"batchla_inverse", BatchlaInverseCpu},
     {"batchla_slogdet", BatchlaSlogdetCpu},
+    {"batchla_det", BatchlaDetCpu},
     {"batchla_geqrf", BatchlaGeqrfCpu},
     {"batchla_orgqr", BatchlaOrgqrCpu},
     {"batchla_ormqr", BatchlaOrmqrCpu},

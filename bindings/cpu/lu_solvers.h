@@ -82,4 +82,14 @@ void SlogdetOf(const T* a, T* sign, T* logabsdet, T* lu, int32_t* pivots, int64_
   *logabsdet = log_sum;
 }
 
+// det of a 2 x 2 or 3 x 3 A by jnp's closed forms (jax.numpy.linalg's _det_2x2 / _det_3x3): the
+// same products and sums in the same order (the CPU module is built with -ffp-contract=off, so
+// none of them becomes an FMA).
+template <typename T>
+T DetClosed(const T* m, int64_t n) {
+  if (n == 2) return m[0] * m[3] - m[1] * m[2];
+  return m[0] * m[4] * m[8] + m[1] * m[5] * m[6] + m[2] * m[3] * m[7] - m[2] * m[4] * m[6] -
+         m[0] * m[5] * m[7] - m[1] * m[3] * m[8];
+}
+
 }  // namespace batchla::cpu

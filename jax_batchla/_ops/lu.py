@@ -3,6 +3,8 @@ gesv (factor + solve), inverse and slogdet, which never write the factors to mem
 
 from __future__ import annotations
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -273,6 +275,45 @@ def _slogdet_jvp(primals, tangents):
 
 
 ad.primitive_jvps[slogdet_p] = _slogdet_jvp
+
+
+# ---- det of 2 x 2 and 3 x 3 matrices: jnp's closed forms in one streaming kernel -----------------
+def _det_closed_shape(a):
+    n = _square("batchla_det", "a", a)
+    if n not in (2, 3):
+        raise ValueError(f"batchla_det: a must hold 2 x 2 or 3 x 3 matrices (the closed forms), got "
+                         f"{a.shape}")
+    return (ShapedArray(a.shape[:-2], a.dtype),)
+
+
+# The CUDA kernel of batchla_det (cuda/det_closed.cu) is built and its CPU twin tested, but it has
+# not yet run on a GPU (2026-11-29 b ended with no device time left): until it has
+# (tests/test_lu.py::test_det_closed_forms on a GPU, the bench's det at n = 2; bench/NOTES.md "det
+# of 2 x 2 and 3 x 3 matrices"), CUDA lowers batchla_det to jnp's closed form unless
+# JAX_BATCHLA_DET_CLOSED_KERNEL=1 is set when this module is imported.
+DET_CLOSED_CUDA_KERNEL = os.environ.get("JAX_BATCHLA_DET_CLOSED_KERNEL", "0") == "1"
+
+det_closed_p = make_primitive(OpSpec(
+    name="batchla_det", operands=("a",), shape_rule=_det_closed_shape, reference=_reference.det_closed,
+    cuda_lowering=conditional_cuda_lowering(
+        "batchla_det", fits=lambda a: DET_CLOSED_CUDA_KERNEL, fallback=lambda a: (_reference.det_closed(a),))))
+
+
+def det_closed(a):
+    """det(a) of (..., 2, 2) or (..., 3, 3) a by jnp's closed forms: the same products and sums in
+    the same order, each rounded (no FMA), so values are jnp's up to how XLA compiles jnp's."""
+    return det_closed_p.bind(a)
+
+
+def _det_closed_jvp(primals, tangents):
+    # The closed form is a polynomial in a's entries: its tangent is jnp's, linear in da (so reverse
+    # mode transposes it), and finite at singular matrices.
+    (a,), (da,) = primals, tangents
+    _, t = jax.jvp(_reference.det_closed, (a,), (ad.instantiate_zeros(da),))
+    return det_closed(a), t
+
+
+ad.primitive_jvps[det_closed_p] = _det_closed_jvp
 
 
 # ---- det: sign * exp(logabsdet), with a JVP that holds at singular matrices -----------------------
