@@ -221,18 +221,20 @@ def test_det_closed_forms(device, n, dtype, shape):
     if shape == (2500,):
         a[3], a[4, 0, 0], a[5], a[1700, 1] = np.nan, np.inf, 0.0, a[1700, 0]  # the last: singular
     from jax_batchla._ops.lu import DET_CLOSED_CUDA_KERNEL
+    ours = device == "cpu" or DET_CLOSED_CUDA_KERNEL  # else XLA's fusion of jnp's expressions runs
     det = jax.jit(bla.det)
-    assert ("batchla_det" in det.lower(a).as_text()) == (device == "cpu" or DET_CLOSED_CUDA_KERNEL)
+    assert ("batchla_det" in det.lower(a).as_text()) == ours
     got = np.asarray(det(a))
     assert got.shape == shape and got.dtype == dtype
-    np.testing.assert_array_equal(got, det_closed_numpy(a))
+    if ours:
+        np.testing.assert_array_equal(got, det_closed_numpy(a))
     products = np.abs(a).max(axis=(-2, -1), initial=0.0) ** n * (2 if n == 2 else 6)
     ref = np.asarray(jnp.linalg.det(a))
     finite = np.isfinite(ref)
     assert np.all(np.abs(got[finite] - ref[finite]) <= 4 * eps(dtype) * products[finite])
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
     if shape == (2500,):
-        assert got[5] == 0 and got[1700] == 0 and np.isnan(got[3])
+        assert got[5] == 0 and np.isnan(got[3]) and (got[1700] == 0 or not ours)
         small = a[:8]
         tol = 50 * eps(dtype)
         np.testing.assert_allclose(np.asarray(jax.grad(lambda x: bla.det(x).sum())(small[6:])),
