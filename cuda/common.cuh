@@ -124,12 +124,14 @@ template <typename T>
 struct Scalar;
 template <>
 struct Scalar<float> {
+  using Vec16 = float4;  // 16 bytes of T
   __device__ static float NaN() { return __int_as_float(0x7fc00000); }
   __device__ static float Sqrt(float x) { return sqrtf(x); }   // IEEE-rounded (no fast-math)
   static constexpr float kEps = 1.1920928955078125e-07f;
 };
 template <>
 struct Scalar<double> {
+  using Vec16 = double2;
   __device__ static double NaN() { return __longlong_as_double(0x7ff8000000000000ll); }
   __device__ static double Sqrt(double x) { return sqrt(x); }
   static constexpr double kEps = 2.220446049250313e-16;

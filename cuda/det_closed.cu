@@ -42,15 +42,7 @@ __device__ __forceinline__ T DetClosed(const T (&m)[N * N]) {
 }
 
 template <typename T>
-struct Vec16;
-template <>
-struct Vec16<float> {
-  using type = float4;
-};
-template <>
-struct Vec16<double> {
-  using type = double2;
-};
+using Vec16 = typename detail::Scalar<T>::Vec16;
 
 // One tile = kThreads * R matrices, R of them a thread, R such that a tile is ~kTileBytes.
 template <typename T, int N>
@@ -69,7 +61,7 @@ template <typename T, int N>
 __device__ __forceinline__ void ReadMatrix(const T* s, T (&m)[N * N]) {
   constexpr int kElems = N * N, kVec = 16 / int(sizeof(T));
   if constexpr (kElems % kVec == 0) {
-    using V = typename Vec16<T>::type;
+    using V = Vec16<T>;
 #pragma unroll
     for (int v = 0; v < kElems / kVec; ++v) {
       const V x = reinterpret_cast<const V*>(s)[v];
@@ -89,7 +81,7 @@ template <typename T, int N>
 __global__ void __launch_bounds__(kThreads) DetClosedKernel(const T* __restrict__ a, T* __restrict__ det,
                                                             int64_t batch, bool vectors) {
   using TL = Tile<T, N>;
-  using V = typename Vec16<T>::type;
+  using V = Vec16<T>;
   __shared__ __align__(16) T tile[TL::kMatrices * TL::kElems];
   for (int64_t m0 = int64_t(blockIdx.x) * TL::kMatrices; m0 < batch; m0 += int64_t(gridDim.x) * TL::kMatrices) {
     const int count = int(std::min<int64_t>(TL::kMatrices, batch - m0));
