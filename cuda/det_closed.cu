@@ -55,8 +55,8 @@ struct Tile {
   static_assert(kMatrices * kElems % kVec == 0, "a tile is whole 16-byte vectors");
 };
 
-// A thread's matrix from the staged tile: 16-byte reads where a matrix is whole vectors (N = 2:
-// no bank conflicts), else scalars (N = 3: an odd word stride, no conflicts in float32).
+// A thread's matrix from the staged tile: 16-byte reads where a matrix is whole vectors (N = 2;
+// float64 ones are two-way conflicted), else scalars (N = 3: word strides 9 / 18, no conflicts).
 template <typename T, int N>
 __device__ __forceinline__ void ReadMatrix(const T* s, T (&m)[N * N]) {
   constexpr int kElems = N * N, kVec = 16 / int(sizeof(T));
