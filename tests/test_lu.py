@@ -240,7 +240,11 @@ def test_det_closed_forms(device, n, dtype, shape):
         np.testing.assert_allclose(np.asarray(jax.grad(lambda x: bla.det(x).sum())(small[6:])),
                                    np.asarray(jax.grad(lambda x: jnp.linalg.det(x).sum())(small[6:])),
                                    rtol=tol, atol=tol)
-        np.testing.assert_array_equal(np.asarray(jax.vmap(bla.det)(a.reshape(50, 50, n, n))).ravel(), got)
+        mapped = np.asarray(jax.vmap(bla.det)(a.reshape(50, 50, n, n))).ravel()
+        if ours:
+            np.testing.assert_array_equal(mapped, got)
+        else:  # XLA compiles the two shapes' fusions on its own
+            np.testing.assert_allclose(mapped, got, rtol=tol, atol=tol)
 
 
 def test_det_closed_refuses_other_sizes():
