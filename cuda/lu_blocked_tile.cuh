@@ -517,13 +517,13 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R, SOLVE)) LuTi
   }
 }
 
-// kFactor and kSlogdet for 1 <= n <= kLuTileMaxRows (one to three rows a lane), kSolve with k = 1
-// for n <= 64.
 // BATCHLA_LU_TILE_EXTRA_SMEM: bytes added to every launch's shared memory, so that fewer blocks fit
 // a SM (A/B builds; bench/NOTES.md "Tile class, n = 31 against 32").
 #ifndef BATCHLA_LU_TILE_EXTRA_SMEM
 #define BATCHLA_LU_TILE_EXTRA_SMEM 0
 #endif
+// kFactor and kSlogdet for 1 <= n <= kLuTileMaxRows (one to three rows a lane), kSolve with k = 1
+// for n <= 64.
 template <typename T, int R, bool SOLVE>
 cudaError_t LuTileLaunch(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
   auto kern = LuTileKernel<T, R, SOLVE>;
