@@ -10,19 +10,14 @@
 #include <cstring>
 #include <vector>
 
+#include "bindings/cpu/lu_solvers.h"
 #include "cuda/launch.h"
 #include "tests/cuda/check_common.h"
 
 using batchla::LaunchDetClosed;
-
-// The host compile has no FMA contraction to do (x86-64 without -mfma), so this is jnp's formula
-// rounded term by term, as the kernel computes it.
-template <typename T>
-T HostDet(const T* m, int n) {
-  if (n == 2) return m[0] * m[3] - m[1] * m[2];
-  return m[0] * m[4] * m[8] + m[1] * m[5] * m[6] + m[2] * m[3] * m[7] - m[2] * m[4] * m[6] -
-         m[0] * m[5] * m[7] - m[1] * m[3] * m[8];
-}
+// The expected values: the CPU handler's evaluation (jnp's formula rounded term by term; the host
+// compile has no FMA to contract to: x86-64 without -mfma).
+using batchla::cpu::DetClosed;
 
 static bool SameBits(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 
@@ -50,7 +45,7 @@ void CheckCase(int n, int64_t batch, int offset) {
   CK(cudaMemcpy(d.data(), dd, (batch + 1) * sizeof(T), cudaMemcpyDeviceToHost));
   int64_t bad = 0;
   for (int64_t m = 0; m < batch; ++m) {
-    const T want = HostDet(a.data() + m * nn, n);
+    const T want = DetClosed(a.data() + m * nn, n);
     if (!SameBits(d[m], want)) {
       if (bad < 5) FAIL("%s n=%d batch=%lld offset=%d: matrix %lld det %.17g, want %.17g", Name<T>(), n,
                         (long long)batch, offset, (long long)m, double(d[m]), double(want));
