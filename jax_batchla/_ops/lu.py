@@ -286,12 +286,11 @@ def _det_closed_shape(a):
     return (ShapedArray(a.shape[:-2], a.dtype),)
 
 
-# The CUDA kernel of batchla_det (cuda/det_closed.cu) is built and its CPU twin tested, but it has
-# not yet run on a GPU (2026-11-29 b ended with no device time left): until it has
-# (tests/test_lu.py::test_det_closed_forms on a GPU, the bench's det at n = 2; bench/NOTES.md "det
-# of 2 x 2 and 3 x 3 matrices"), CUDA lowers batchla_det to jnp's closed form unless
-# JAX_BATCHLA_DET_CLOSED_KERNEL=1 is set when this module is imported.
-DET_CLOSED_CUDA_KERNEL = os.environ.get("JAX_BATCHLA_DET_CLOSED_KERNEL", "0") == "1"
+# The CUDA kernel of batchla_det (cuda/det_closed.cu) streams at 0.94-0.96 of the copy roofline on
+# an H200, 2.3x (float32) / 2.7x (float64) jnp's fusion at n = 2 (bench/NOTES.md "det of 2 x 2 and
+# 3 x 3 matrices"). JAX_BATCHLA_DET_CLOSED_KERNEL=0 at import lowers to jnp's closed form instead,
+# for A/Bs.
+DET_CLOSED_CUDA_KERNEL = os.environ.get("JAX_BATCHLA_DET_CLOSED_KERNEL", "1") == "1"
 
 det_closed_p = make_primitive(OpSpec(
     name="batchla_det", operands=("a",), shape_rule=_det_closed_shape, reference=_reference.det_closed,
