@@ -124,17 +124,48 @@ template <typename T>
 struct Scalar;
 template <>
 struct Scalar<float> {
-  using Vec16 = float4;  // 16 bytes of T
   __device__ static float NaN() { return __int_as_float(0x7fc00000); }
   __device__ static float Sqrt(float x) { return sqrtf(x); }   // IEEE-rounded (no fast-math)
   static constexpr float kEps = 1.1920928955078125e-07f;
 };
 template <>
 struct Scalar<double> {
-  using Vec16 = double2;
   __device__ static double NaN() { return __longlong_as_double(0x7ff8000000000000ll); }
   __device__ static double Sqrt(double x) { return sqrt(x); }
   static constexpr double kEps = 2.220446049250313e-16;
+};
+
+// 16 bytes of T as one vector: the mapping behind every class's 16-byte shared- and global-memory
+// accesses. type and kN elements; Get (element e, e a constant once unrolled), Make (a vector from
+// kN consecutive values), Split (the reverse), Load / Store (kN values from / to 16-byte aligned
+// memory).
+template <typename T>
+struct Vec16;
+template <>
+struct Vec16<float> {
+  using type = float4;
+  static constexpr int kN = 4;
+  __device__ static float Get(const float4& v, int e) { return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w; }
+  __device__ static float4 Make(const float* w) { return float4{w[0], w[1], w[2], w[3]}; }
+  __device__ static void Split(const float4& v, float* out) { out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w; }
+  __device__ static void Load(const float* p, float* out) {
+    const float4 v = *reinterpret_cast<const float4*>(p);  // one 16-byte load (a reference would not be)
+    Split(v, out);
+  }
+  __device__ static void Store(float* p, const float* w) { *reinterpret_cast<float4*>(p) = Make(w); }
+};
+template <>
+struct Vec16<double> {
+  using type = double2;
+  static constexpr int kN = 2;
+  __device__ static double Get(const double2& v, int e) { return e == 0 ? v.x : v.y; }
+  __device__ static double2 Make(const double* w) { return double2{w[0], w[1]}; }
+  __device__ static void Split(const double2& v, double* out) { out[0] = v.x, out[1] = v.y; }
+  __device__ static void Load(const double* p, double* out) {
+    const double2 v = *reinterpret_cast<const double2*>(p);
+    Split(v, out);
+  }
+  __device__ static void Store(double* p, const double* w) { *reinterpret_cast<double2*>(p) = Make(w); }
 };
 
 // 1 / x and 1 / sqrt(x) without IEEE division or square root: those carry range-check branches

@@ -42,7 +42,7 @@ __device__ __forceinline__ T DetClosed(const T (&m)[N * N]) {
 }
 
 template <typename T>
-using Vec16 = typename detail::Scalar<T>::Vec16;
+using Vec16 = typename detail::Vec16<T>::type;
 
 // One tile = kThreads * R matrices, R of them a thread, R such that a tile is ~kTileBytes.
 template <typename T, int N>

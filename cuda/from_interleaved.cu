@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cuda/common.cuh"
 #include "cuda/launch.h"
 
 namespace batchla {
@@ -25,17 +26,7 @@ constexpr int kTile = kThreads * kPerThread<T>;
 // The read phase loads 16 bytes of consecutive lanes at once (c and every lane offset are
 // multiples of 32, so the loads are aligned): a quarter (f32) or half (f64) of the index work.
 template <typename T>
-struct LaneVec;
-template <>
-struct LaneVec<float> {
-  using type = float4;
-};
-template <>
-struct LaneVec<double> {
-  using type = double2;
-};
-template <typename T>
-constexpr int kVec = 16 / sizeof(T);
+constexpr int kVec = detail::Vec16<T>::kN;
 
 // A tile is g chunks x te matrix elements x tl lanes, g * te * tl <= the tile size; tl is 32 * 2^k
 // <= kThreads, and g > 1 only when tl == c (whole lane runs: the tile's matrices are consecutive).
@@ -120,7 +111,7 @@ __global__ void __launch_bounds__(kThreads, 4) FromInterleavedKernel(const T* __
     // Read: lanes fastest (coalesced runs of tl), all loads in flight before the first store.
     // The walks below depend only on the thread: opaque starts keep ptxas from hoisting every
     // step's indices out of the tile loop into (spilled) registers.
-    using Vec = typename LaneVec<T>::type;
+    using Vec = typename detail::Vec16<T>::type;
     constexpr int kLoads = kPerThread<T> / kVec<T>;
     Vec v[kLoads];
     uint32_t g = g_start, e = e_start;

@@ -95,13 +95,10 @@ inline SolvePlan GetrsPlan(bool trans) {
 __device__ __forceinline__ int ClampRow(int p, int n) { return unsigned(p) < unsigned(n) ? p : 0; }
 
 // 16 bytes of global memory (16-byte aligned) into registers, read-only path.
-__device__ __forceinline__ void LoadGlobal16(const float* p, float* out) {
-  const float4 v = __ldg(reinterpret_cast<const float4*>(p));
-  out[0] = v.x; out[1] = v.y; out[2] = v.z; out[3] = v.w;
-}
-__device__ __forceinline__ void LoadGlobal16(const double* p, double* out) {
-  const double2 v = __ldg(reinterpret_cast<const double2*>(p));
-  out[0] = v.x; out[1] = v.y;
+template <typename T>
+__device__ __forceinline__ void LoadGlobal16(const T* p, T* out) {
+  using V = detail::Vec16<T>;
+  V::Split(__ldg(reinterpret_cast<const typename V::type*>(p)), out);
 }
 
 // =================================================================================================

@@ -230,15 +230,7 @@ struct GroupBody {
   static constexpr int kBcastBuf = kMats * kBcastStride;
   static constexpr int kBcastElems = kBcast ? 2 * kBcastBuf : 0;  // per warp
 
-  static __device__ __forceinline__ void LoadGranule(const T* p, T (&v)[kV]) {
-    if constexpr (sizeof(T) == 4) {
-      const float4 a = *reinterpret_cast<const float4*>(p);
-      v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
-    } else {
-      const double2 a = *reinterpret_cast<const double2*>(p);
-      v[0] = a.x, v[1] = a.y;
-    }
-  }
+  static __device__ __forceinline__ void LoadGranule(const T* p, T (&v)[kV]) { detail::Vec16<T>::Load(p, v); }
 
   // y := L⁻¹ y (column-oriented: x_k is broadcast, every lane updates its rows below k).
   static __device__ __forceinline__ void Forward(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub) {

@@ -56,7 +56,7 @@ __device__ __forceinline__ void LeftIssueChunk(const T* lm, int n, int J, int m,
 // itself (rows J.. of L), the LU class's the chunk's U rows transposed.
 template <typename T, class C, int Q, int RQ, int STEP, bool SUB>
 __device__ __forceinline__ void LeftChunkProduct(const T* S, int r0, const T* B, int c0, T (&acc)[RQ][8]) {
-  using V = Vec<T>;
+  using V = Vec16<T>;
   using VT = typename V::type;
 #pragma unroll 1
   for (int p = 0; p < C::kKC; p += C::kV) {

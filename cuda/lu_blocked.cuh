@@ -99,22 +99,6 @@ __device__ __forceinline__ double LuInf<double>() { return __longlong_as_double(
 template <typename T>
 __host__ __device__ constexpr T LuMinNormal() { return sizeof(T) == 8 ? T(2.2250738585072014e-308) : T(1.17549435e-38f); }
 
-// 16-byte vectors of T for the pivot-row reads of the rank-1 update.
-template <typename T>
-struct LuVec;
-template <>
-struct LuVec<float> {
-  using type = float4;
-  static constexpr int kN = 4;
-  __device__ static float Get(const float4& v, int e) { return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w; }
-};
-template <>
-struct LuVec<double> {
-  using type = double2;
-  static constexpr int kN = 2;
-  __device__ static double Get(const double2& v, int e) { return e == 0 ? v.x : v.y; }
-};
-
 // Block reduction helpers (all threads get the result; uses sh->redv / redi; two barriers).
 template <typename T, int NT>
 __device__ __forceinline__ void LuBlockSum(T& s, int& cnt, LuShared<T>* sh) {
@@ -249,7 +233,7 @@ template <typename T, int R, int NT, int j>
 __device__ __forceinline__ void LuPanelStep(T (&row)[R][kLuNB], int (&src)[R], int m, int k, int* piv,
                                             LuShared<T>* sh, int& info) {
   constexpr int NB = kLuNB;
-  using V = LuVec<T>;
+  using V = Vec16<T>;
   using VT = typename V::type;
   constexpr int KV = V::kN;
   const int tid = threadIdx.x, warp = tid >> 5;

@@ -133,7 +133,7 @@ __device__ __forceinline__ void LuLeftIssueChunk(const T* lm, int n, int kk, T* 
 template <typename T, class C>
 __device__ __forceinline__ void LuLeftSolveBlock(const T* S, LuLeftScratch<T, C>* sc, T* lm, int n, int kk, int J,
                                                  int jw, int lane, const int* rowmap) {
-  using V = Vec<T>;
+  using V = Vec16<T>;
   using VT = typename V::type;
   constexpr int KC = C::kKC;
   T u[KC];
@@ -152,12 +152,7 @@ __device__ __forceinline__ void LuLeftSolveBlock(const T* S, LuLeftScratch<T, C>
     }
   }
 #pragma unroll
-  for (int i = 0; i < KC; i += C::kV) {
-    VT w;
-    if constexpr (sizeof(T) == 4) w = make_float4(u[i], u[i + 1], u[i + 2], u[i + 3]);
-    else w = make_double2(u[i], u[i + 1]);
-    *reinterpret_cast<VT*>(sc->ut + lane * C::kLds + i) = w;
-  }
+  for (int i = 0; i < KC; i += C::kV) V::Store(sc->ut + lane * C::kLds + i, u + i);
   if (lm && lane < jw) {
 #pragma unroll
     for (int i = 0; i < KC; ++i) lm[(rowmap ? rowmap[kk + i] : kk + i) * n + J + lane] = u[i];
@@ -196,7 +191,7 @@ __device__ void LuLeftRowsToPositions(T* lm, int n, const int* perm, T* buf, int
 template <typename T, int R, int NT, class SC>
 __device__ void LuLeftPanel(T* P, int ldp, int m, int w, int k, int* piv, int* rowsrc, SC* sc) {
   constexpr int NB = kLuNB, NW = NT / 32;
-  using V = Vec<T>;
+  using V = Vec16<T>;
   using VT = typename V::type;
   LuShared<T>* sh = &sc->sh;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -423,7 +418,7 @@ __global__ void __launch_bounds__(C::kNT, MINB) LuLeftKernel(LuArgs<T> args, boo
       StaticFor<0, RQ>([&](auto Q) {
         constexpr int q = decltype(Q)::value;
         const int r = rlast - C::kPass * q;
-        using V = Vec<T>;
+        using V = Vec16<T>;
         if (r >= 0 && r < n) {
           const T* row = am + int64_t(perm[r]) * n + J + c0;
           if (vec && c0 + 8 <= jw) {

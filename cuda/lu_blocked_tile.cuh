@@ -91,7 +91,7 @@ __host__ __device__ constexpr size_t LuTileSmemBytes(int n) {
 // IN: g -> S by cp.async (the caller commits and waits); else S row rowof[p] -> g row p.
 template <typename T, int V, bool IN>
 __device__ __forceinline__ void LuTileCopyUnits(const T* src, T* dst, const int* rowof, int n, int ld, int lane) {
-  using U = typename std::conditional<V == 1, T, typename LuVec<T>::type>::type;
+  using U = typename std::conditional<V == 1, T, typename Vec16<T>::type>::type;
   auto unit = [&](int r, int c) {
     if constexpr (IN) {
       CpAsync<int(sizeof(U))>(dst + r * ld + c, src + r * n + c, true);

@@ -157,7 +157,7 @@ template <typename T, int N, bool GJ>
 __device__ __forceinline__ void LuWarpStep(LuWarpState<T, N>& s, LuWarpShared<T, N>* sh, int j, int group, int t,
                                            bool det) {
   using C = LuWarpCfg<T, N>;
-  using V = LuVec<T>;
+  using V = Vec16<T>;
   using VT = typename V::type;
   constexpr int KV = V::kN, S = C::S, NH = C::NH;
   const int lane = t & 31, w = t >> 5, par = j & 1, h = t % S, base = h * NH;
@@ -210,8 +210,7 @@ __device__ __forceinline__ void LuWarpStep(LuWarpState<T, N>& s, LuWarpShared<T,
 #pragma unroll
         for (int q = 1; q < C::R; ++q) v[e] = kq == q ? s.row[q][c + e] : v[e];
       }
-      if constexpr (KV == 4) *reinterpret_cast<float4*>(dst + base + c) = make_float4(v[0], v[1], v[2], v[3]);
-      else *reinterpret_cast<double2*>(dst + base + c) = make_double2(v[0], v[1]);
+      V::Store(dst + base + c, v);
     }
     if constexpr (GJ) {
       if (h == 0) {

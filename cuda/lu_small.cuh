@@ -62,22 +62,14 @@ using tuning::kLuTinyMaxN;
 template <typename T>
 struct LuScalar;
 template <>
-struct LuScalar<float> {
-  using Vec = float4;
-  static constexpr int kV = 4;
-  __device__ static float Get(const float4& v, int e) { return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w; }
-  __device__ static float4 Make(const float* w) { return float4{w[0], w[1], w[2], w[3]}; }
+struct LuScalar<float> : Vec16<float> {  // the 16-byte vector mapping, and:
   __device__ static float Rcp(float x) { return __frcp_rn(x); }
   __device__ static float Log(float x) { return logf(x); }
   static constexpr float kSfmin = 1.17549435e-38f;  // LAPACK slamch('S'): 1/sfmin does not overflow
   __device__ static unsigned Key(float x) { return __float_as_uint(x) & 0x7fffffffu; }  // |x| bits: NaN > inf
 };
 template <>
-struct LuScalar<double> {
-  using Vec = double2;
-  static constexpr int kV = 2;
-  __device__ static double Get(const double2& v, int e) { return e == 0 ? v.x : v.y; }
-  __device__ static double2 Make(const double* w) { return double2{w[0], w[1]}; }
+struct LuScalar<double> : Vec16<double> {
   __device__ static double Rcp(double x) { return __drcp_rn(x); }
   __device__ static double Log(double x) { return log(x); }
   static constexpr double kSfmin = 2.2250738585072014e-308;
@@ -196,7 +188,7 @@ struct LuSmallCfg {
   static constexpr int kRows = LuRowsPerLane(N);                 // rows per lane
   static constexpr int kNL = (N + kRows - 1) / kRows;             // lanes with a row
   static constexpr int kLanes = kNL <= 1 ? 1 : kNL <= 2 ? 2 : kNL <= 4 ? 4 : kNL <= 8 ? 8 : kNL <= 16 ? 16 : 32;
-  static constexpr int kV = LuScalar<T>::kV;                      // elements per 16-byte granule
+  static constexpr int kV = LuScalar<T>::kN;                      // elements per 16-byte granule
   static constexpr int kNN = N * N;
   static constexpr bool kRowVec = N % kV == 0;                    // rows are whole granules
   static constexpr int kRS = (N % (2 * kV) == 0) ? N + kV : N;    // shared row stride
@@ -251,7 +243,7 @@ __device__ __forceinline__ int LuAt(int e) {
 // LOAD: cp.async global -> shared (caller commits); else plain stores shared -> global.
 template <typename T, typename C, bool LOAD>
 __device__ __forceinline__ void LuCopyChunk(T* smem, T* gmem, int total, bool vec) {
-  using VT = typename LuScalar<T>::Vec;
+  using VT = typename LuScalar<T>::type;
   constexpr int V = C::kV;
   int done = 0;
   if (vec) {
@@ -300,8 +292,8 @@ template <typename T, int N, int NC, int L, int R, bool GJ, bool FAST>
 __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], int r, unsigned gmask, T* tb, int* spl,
                                          LuLaneState<T, R>& st) {
   using S = LuScalar<T>;
-  using VT = typename S::Vec;
-  constexpr int V = S::kV, TS = RoundUp(N + 1, V);
+  using VT = typename S::type;
+  constexpr int V = S::kN, TS = RoundUp(N + 1, V);
   static_assert(!GJ || NC == N, "Gauss-Jordan has no extra columns");
   constexpr bool kFoldGJ = NC > N;  // gesv k = 1: eliminate above the pivot too (see above)
   constexpr bool kBranchFree = sizeof(T) == 4 || N >= tuning::kLuSmallBranchFreeMinNF64;  // v1 update
@@ -536,7 +528,7 @@ template <typename T, int N, LuOutput OUT, int KC>
 __global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::template MinBlocks<OUT>())
     LuSmallKernel(LuArgs<T> args, bool vec) {
   using C = LuSmallCfg<T, N>;
-  using VT = typename LuScalar<T>::Vec;
+  using VT = typename LuScalar<T>::type;
   constexpr int L = C::kLanes, R = C::kRows, G = C::kGroups, CH = C::kChunk, RS = C::kRS, V = C::kV;
   constexpr bool kGJ = OUT == LuOutput::kInverse;
   constexpr bool kStoreMat = OUT == LuOutput::kFactor || OUT == LuOutput::kInverse;
@@ -671,7 +663,7 @@ __global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::
 template <typename T, int N>
 struct LuTinyCfg {
   static constexpr int kN = N;
-  static constexpr int kV = LuScalar<T>::kV;
+  static constexpr int kV = LuScalar<T>::kN;
   static constexpr int kNN = N * N;
   static constexpr int kRS = N;
   static constexpr int kGranules = kNN % kV == 0 ? kNN / kV : 0;  // per matrix (0: not whole)
@@ -750,7 +742,7 @@ __device__ __forceinline__ int LuTinyFactor(T (&a)[N][N], int (&piv)[N], int (&p
 template <typename T, int N, LuOutput OUT>
 __global__ void __launch_bounds__(LuTinyCfg<T, N>::kThreads) LuTinyKernel(LuArgs<T> args, bool vec) {
   using C = LuTinyCfg<T, N>;
-  using VT = typename LuScalar<T>::Vec;
+  using VT = typename LuScalar<T>::type;
   constexpr int CH = C::kChunk, V = C::kV;
   constexpr bool kStoreMat = OUT == LuOutput::kFactor || OUT == LuOutput::kInverse;
   extern __shared__ __align__(16) unsigned char lu_tiny_smem[];
@@ -929,7 +921,7 @@ cudaError_t LuSmallN(cudaStream_t s, const LuArgs<T>& args, LuOutput out) {
     case LuOutput::kSolve:  // group kernel: one column at a time for k == 1, else a granule's worth
       if constexpr (kTiny) return LuSmallLaunch<T, N, LuOutput::kSolve, 1, true>(s, args);
       else if (args.k <= 1) return LuSmallLaunch<T, N, LuOutput::kSolve, 1, false>(s, args);
-      else return LuSmallLaunch<T, N, LuOutput::kSolve, LuScalar<T>::kV, false>(s, args);
+      else return LuSmallLaunch<T, N, LuOutput::kSolve, LuScalar<T>::kN, false>(s, args);
     case LuOutput::kInverse: return LuSmallLaunch<T, N, LuOutput::kInverse, 1, kTiny>(s, args);
     case LuOutput::kSlogdet: return LuSmallLaunch<T, N, LuOutput::kSlogdet, 1, kTiny>(s, args);
   }

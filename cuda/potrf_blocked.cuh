@@ -109,7 +109,7 @@ __device__ __forceinline__ double RcpRn(double x) { return __drcp_rn(x); }
 // Returns the 1-based first pivot with !(d > 0) (0 if none); *invd_mine = 1 / L_rr.
 template <typename T>
 __device__ __forceinline__ int DiagFactorLdl(T (&row)[kNB], int lane, T* tb, T* invd_mine) {
-  using V = Vec<T>;
+  using V = Vec16<T>;
   constexpr int kV = V::kN;
   int info = 0;
   T dmine = T(1);

@@ -81,15 +81,7 @@ template <typename T, int Q>
 __device__ __forceinline__ void GridLoadVec(const T* p, T (&v)[Q]) {
   if constexpr ((Q * sizeof(T)) % 16 == 0) {
 #pragma unroll
-    for (int q = 0; q < Q; q += 16 / int(sizeof(T))) {
-      if constexpr (sizeof(T) == 4) {
-        const float4 x = *reinterpret_cast<const float4*>(p + q);
-        v[q] = x.x, v[q + 1] = x.y, v[q + 2] = x.z, v[q + 3] = x.w;
-      } else {
-        const double2 x = *reinterpret_cast<const double2*>(p + q);
-        v[q] = x.x, v[q + 1] = x.y;
-      }
-    }
+    for (int q = 0; q < Q; q += Vec16<T>::kN) Vec16<T>::Load(p + q, v + q);
   } else {
 #pragma unroll
     for (int q = 0; q < Q; ++q) v[q] = p[q];

@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(C::kNT, MINB)
         constexpr int q = decltype(Q)::value;
         const int r = r0 + C::kPass * q;
         if (q < qn && r < m) {
-          using V = Vec<T>;
+          using V = Vec16<T>;
           T lo[8], up[8];
           const T* row = am + (J + r) * n + J + c0;
           if (mode != kLoadUpper && vec && c0 + 8 <= jw) {
@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(C::kNT, MINB)
           const T xp = x[p] * sc->invd[o + p];
           x[p] = xp;
           // column p of L_JJ below the diagonal, 16 bytes per (broadcast) load
-          using V = Vec<T>;
+          using V = Vec16<T>;
 #pragma unroll
           for (int kk = ((p + 1) / V::kN) * V::kN; kk < kNB; kk += V::kN) {
             const typename V::type w = *reinterpret_cast<const typename V::type*>(sc->dt + o + p * kNB + kk);

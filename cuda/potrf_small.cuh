@@ -32,23 +32,6 @@
 namespace batchla {
 namespace detail {
 
-template <typename T>
-struct Vec;
-template <>
-struct Vec<float> {
-  using type = float4;
-  static constexpr int kN = 4;
-  __device__ static float Get(const float4& v, int e) {
-    return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
-  }
-};
-template <>
-struct Vec<double> {
-  using type = double2;
-  static constexpr int kN = 2;
-  __device__ static double Get(const double2& v, int e) { return e == 0 ? v.x : v.y; }
-};
-
 // ================================================================================================
 // tiny: thread per matrix
 // ================================================================================================
@@ -159,7 +142,7 @@ __global__ void __launch_bounds__(TinyCfg<T, N>::kMPB)
 // Returns info (same in every lane); *invd_mine = 1 / L[r][r].
 template <typename T, int N, int LANES, int TS>
 __device__ __forceinline__ int SmallFactor(T (&row)[N], int r, T* tb, T* invd_mine) {
-  using V = Vec<T>;
+  using V = Vec16<T>;
   constexpr int kV = V::kN;
   int info = 0;
   T invd = T(0);
@@ -345,7 +328,7 @@ __device__ __forceinline__ void Small4Stage(T* buf, const T* __restrict__ a, con
 // step j + 1 orders every lane's step-j reads before the step-(j + 2) overwrite.
 template <typename T, int N, int LANES, int TS, bool RHS>
 __device__ __forceinline__ int SmallFactor4(T (&row)[N], T& y, int r, T* tb, T* invd_mine) {
-  using V = Vec<T>;
+  using V = Vec16<T>;
   constexpr int kV = V::kN;
   int info = 0;
   T invd = T(0);
@@ -387,7 +370,7 @@ template <typename T, int N, bool POSV>
 __global__ void __launch_bounds__(tuning::kSmallThreads)
     SmallKernel4(const T* a, const T* b, T* out, int32_t* info, int64_t batch, int k, int mode) {
   using C = Small4Cfg<T, N, POSV>;
-  using VT = typename Vec<T>::type;
+  using VT = typename Vec16<T>::type;
   constexpr int MPB = C::kMPB, CH = C::kChunk, RS = C::kRS, V = C::kV;
   extern __shared__ __align__(16) unsigned char pf4_smem[];
   T* sm = reinterpret_cast<T*>(pf4_smem);
@@ -428,7 +411,7 @@ __global__ void __launch_bounds__(tuning::kSmallThreads)
               VT v;
               if (kk <= r) v = *reinterpret_cast<const VT*>(my + r * RS + kk);
 #pragma unroll
-              for (int e = 0; e < V; ++e) row[kk + e] = (kk + e <= r) ? Vec<T>::Get(v, e) : T(0);
+              for (int e = 0; e < V; ++e) row[kk + e] = (kk + e <= r) ? Vec16<T>::Get(v, e) : T(0);
             }
           } else {
 #pragma unroll

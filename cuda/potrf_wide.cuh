@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(tuning::kPotrfWideMaxN)
     WideKernel(const T* a, const T* b, T* out, int32_t* info, int64_t batch, int n, int k, int mode) {
   using C = WideCfg<T>;
   constexpr int N = C::kN, LD = C::kLd, TS = C::kTS;
-  using V = Vec<T>;
+  using V = Vec16<T>;
   constexpr int kV = V::kN;
   static_assert(N == 64, "wide kernel: two warps, lane per row");
   __shared__ __align__(16) T S[C::kArea];

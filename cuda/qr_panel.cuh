@@ -60,31 +60,17 @@ size_t SmemBytes(int m, int n) {
 // kCount consecutive elements from a 16-byte aligned address, as 16-byte loads.
 template <int kCount, typename T>
 __device__ __forceinline__ void LoadRow(const T* p, T (&out)[kCount]) {
-  constexpr int kPer = 16 / sizeof(T);
+  constexpr int kPer = Vec16<T>::kN;
   static_assert(kCount % kPer == 0, "whole 16-byte vectors");
 #pragma unroll
-  for (int v = 0; v < kCount / kPer; ++v) {
-    if constexpr (sizeof(T) == 4) {
-      const float4 x = reinterpret_cast<const float4*>(p)[v];
-      out[4 * v] = x.x, out[4 * v + 1] = x.y, out[4 * v + 2] = x.z, out[4 * v + 3] = x.w;
-    } else {
-      const double2 x = reinterpret_cast<const double2*>(p)[v];
-      out[2 * v] = x.x, out[2 * v + 1] = x.y;
-    }
-  }
+  for (int v = 0; v < kCount / kPer; ++v) Vec16<T>::Load(p + kPer * v, out + kPer * v);
 }
 
 template <int kCount, typename T>
 __device__ __forceinline__ void StoreRow(T* p, const T (&in)[kCount]) {
-  constexpr int kPer = 16 / sizeof(T);
+  constexpr int kPer = Vec16<T>::kN;
 #pragma unroll
-  for (int v = 0; v < kCount / kPer; ++v) {
-    if constexpr (sizeof(T) == 4) {
-      reinterpret_cast<float4*>(p)[v] = make_float4(in[4 * v], in[4 * v + 1], in[4 * v + 2], in[4 * v + 3]);
-    } else {
-      reinterpret_cast<double2*>(p)[v] = make_double2(in[2 * v], in[2 * v + 1]);
-    }
-  }
+  for (int v = 0; v < kCount / kPer; ++v) Vec16<T>::Store(p + kPer * v, in + kPer * v);
 }
 
 // Columns [c0, c1) of the m x n row-major matrix at src into a (row stride a.ld) as one cp.async
@@ -113,7 +99,7 @@ __device__ void CopyColumnsAsync(const T* __restrict__ src, int m, int n, int c0
 template <typename T, int kThreads>
 __device__ void StoreMatrix(const Mat<T>& a, int rows, int n, T* __restrict__ dst, bool upper_only) {
   constexpr int kVec = 16 / sizeof(T);
-  using V = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
+  using V = typename Vec16<T>::type;
   if (n % kVec == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
     const int width = n / kVec;
     for (int e = threadIdx.x; e < rows * width; e += kThreads) {

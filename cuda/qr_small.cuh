@@ -52,10 +52,7 @@ using tuning::kQrSmallThreads;
 template <typename T>
 struct QrSmallScalar;
 template <>
-struct QrSmallScalar<float> {
-  using Vec = float4;
-  static constexpr int kV = 4;
-  __device__ static void Split(const float4& q, float* v) { v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w; }
+struct QrSmallScalar<float> : Vec16<float> {
   // A 16-byte shared-memory load the compiler may not merge with an earlier one (see QrSmallApply).
   __device__ static void LoadAgain(const float* p, float* v) {
     asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
@@ -64,10 +61,7 @@ struct QrSmallScalar<float> {
   }
 };
 template <>
-struct QrSmallScalar<double> {
-  using Vec = double2;
-  static constexpr int kV = 2;
-  __device__ static void Split(const double2& q, double* v) { v[0] = q.x; v[1] = q.y; }
+struct QrSmallScalar<double> : Vec16<double> {
   __device__ static void LoadAgain(const double* p, double* v) {
     asm volatile("ld.volatile.shared.v2.f64 {%0, %1}, [%2];"
                  : "=d"(v[0]), "=d"(v[1])
@@ -220,13 +214,13 @@ template <typename T, int M, bool KEEP_R>
 __device__ __forceinline__ void QrSmallStoreSlot(const T (&cj)[M], const int J, T* v) {
   using S = QrSmallScalar<T>;
 #pragma unroll
-  for (int q = 0; q < M / S::kV; ++q) {
-    if (!KEEP_R && (q + 1) * S::kV <= J) continue;  // J is a constant once unrolled
-    typename S::Vec p;
+  for (int q = 0; q < M / S::kN; ++q) {
+    if (!KEEP_R && (q + 1) * S::kN <= J) continue;  // J is a constant once unrolled
+    typename S::type p;
     T* pe = reinterpret_cast<T*>(&p);
 #pragma unroll
-    for (int e = 0; e < S::kV; ++e) pe[e] = cj[q * S::kV + e];
-    reinterpret_cast<typename S::Vec*>(v)[q] = p;
+    for (int e = 0; e < S::kN; ++e) pe[e] = cj[q * S::kN + e];
+    reinterpret_cast<typename S::type*>(v)[q] = p;
   }
 }
 
@@ -242,12 +236,12 @@ template <typename T, int M, int C, bool NORM>
 __device__ __forceinline__ T QrSmallApply(T (&col)[C][M], const T* __restrict__ u,
                                           QrSmallRefl<T> h, const int J, const bool (&take)[C]) {
   using S = QrSmallScalar<T>;
-  constexpr int kV = S::kV;
+  constexpr int kV = S::kN;
   T uu[M];
 #pragma unroll
   for (int q = 0; q < M / kV; ++q)
     if ((q + 1) * kV > J + 1)  // vectors holding a row > J (J is a constant once unrolled)
-      S::Split(reinterpret_cast<const typename S::Vec*>(u)[q], uu + q * kV);
+      S::Split(reinterpret_cast<const typename S::type*>(u)[q], uu + q * kV);
   // One pass over u for the C dot products (independent chains, interleaved).
   T acc[C][kQrSmallChains];
 #pragma unroll

@@ -51,7 +51,7 @@ struct QrTileShape {
   // A lane's positions in a slot: its S rows rounded up to whole 16-byte vectors (the positions
   // s >= S hold zeros).
   template <typename T>
-  static constexpr int kSP = CeilDiv(kS, QrSmallScalar<T>::kV) * QrSmallScalar<T>::kV;
+  static constexpr int kSP = CeilDiv(kS, QrSmallScalar<T>::kN) * QrSmallScalar<T>::kN;
   static_assert(L == 8 || L == 16 || L == 32, "a quarter, a half or a whole warp per matrix");
   static_assert(M % 2 == 0 && M <= 32, "two row groups, at most 32 rows");
 };
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
   constexpr int CG = Shape::kCG, S = Shape::kS, NT = Shape::kNT, kGroups = Shape::kGroups;
   constexpr bool kEarly = kQrTileEarlyDots<T, M>;
   using V = QrSmallScalar<T>;
-  constexpr int kV = V::kV;
+  constexpr int kV = V::kN;
   constexpr int SP = Shape::template kSP<T>;
   const int lane = threadIdx.x % L, group = threadIdx.x / L;
   const int rg = lane / CG, cg = lane % CG;
@@ -163,11 +163,11 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
 #pragma unroll
         for (int q = 0; q < SP / kV; ++q) {
           if ((q + 1) * kV <= s0) continue;
-          typename V::Vec vec;
+          typename V::type vec;
           T* pe = reinterpret_cast<T*>(&vec);
 #pragma unroll
           for (int e = 0; e < kV; ++e) pe[e] = q * kV + e < S ? a[(q * kV + e) % S][tj] : T(0);
-          reinterpret_cast<typename V::Vec*>(u)[q] = vec;
+          reinterpret_cast<typename V::type*>(u)[q] = vec;
         }
       }
 #pragma unroll
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
         for (int q = 0; q < SP / kV; ++q) {
           if ((q + 1) * kV <= s0) continue;
           T x[kV];
-          V::Split(reinterpret_cast<const typename V::Vec*>(u)[q], x);
+          V::Split(reinterpret_cast<const typename V::type*>(u)[q], x);
 #pragma unroll
           for (int e = 0; e < kV; ++e)
             if (q * kV + e < S) uu[q * kV + e] = x[e];

@@ -68,25 +68,7 @@ __device__ __forceinline__ void MbarWait(uint64_t* bar, unsigned parity) {
   }
 }
 
-// ---- 16-byte shared-memory vectors ------------------------------------------------------------
-template <typename T>
-struct Vec16;
-template <>
-struct Vec16<float> {
-  static constexpr int kN = 4;
-  __device__ static void Load(const float* p, float* out) {
-    const float4 v = *reinterpret_cast<const float4*>(p);
-    out[0] = v.x; out[1] = v.y; out[2] = v.z; out[3] = v.w;
-  }
-};
-template <>
-struct Vec16<double> {
-  static constexpr int kN = 2;
-  __device__ static void Load(const double* p, double* out) {
-    const double2 v = *reinterpret_cast<const double2*>(p);
-    out[0] = v.x; out[1] = v.y;
-  }
-};
+using detail::Vec16;  // 16-byte shared-memory vectors (cuda/common.cuh)
 
 }  // namespace trsm_detail
 }  // namespace batchla

@@ -142,12 +142,7 @@ __device__ __forceinline__ void TinyStoreVec(T* m, const T (&v)[N]) {
     constexpr int V = L::kV;
     StaticFor<0, N / V>([&](auto uc) {
       constexpr int u = decltype(uc)::value;
-      if constexpr (V == 4) {
-        *reinterpret_cast<float4*>(m + u * V) =
-            make_float4(v[u * V], v[u * V + 1], v[u * V + 2], v[u * V + 3]);
-      } else {
-        *reinterpret_cast<double2*>(m + u * V) = make_double2(v[u * V], v[u * V + 1]);
-      }
+      Vec16<T>::Store(m + u * V, v + u * V);
     });
   } else {
     StaticFor<0, N>([&](auto cc) { m[decltype(cc)::value] = v[decltype(cc)::value]; });
