@@ -153,6 +153,15 @@ struct Vec16<float> {
     Split(v, out);
   }
   __device__ static void Store(float* p, const float* w) { *reinterpret_cast<float4*>(p) = Make(w); }
+  // From shared memory as one 16-byte load even where some of the kN values are dead: nvcc narrows
+  // such plain loads to 8-byte and scalar ones, differently from one compile to the next
+  // (bench/NOTES.md "Lane-group broadcast loads kept whole"). Ordered as volatile asm is: after
+  // the __syncwarp / __syncthreads that publishes p's values.
+  __device__ static void LoadSharedWhole(const float* p, float* out) {
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(out[0]), "=f"(out[1]), "=f"(out[2]), "=f"(out[3])
+                 : "r"(unsigned(__cvta_generic_to_shared(p))));
+  }
 };
 template <>
 struct Vec16<double> {
@@ -166,6 +175,10 @@ struct Vec16<double> {
     Split(v, out);
   }
   __device__ static void Store(double* p, const double* w) { *reinterpret_cast<double2*>(p) = Make(w); }
+  __device__ static void LoadSharedWhole(const double* p, double* out) {
+    asm volatile("ld.shared.v2.f64 {%0, %1}, [%2];" : "=d"(out[0]), "=d"(out[1])
+                 : "r"(unsigned(__cvta_generic_to_shared(p))));
+  }
 };
 
 // 1 / x and 1 / sqrt(x) without IEEE division or square root: those carry range-check branches

@@ -31,6 +31,14 @@
 #define BATCHLA_IL_GROUP_F64_RSQRT 1
 #endif
 
+// 1: the broadcast column's granules as one ld.shared each (Vec16::LoadSharedWhole) instead of
+// plain loads. Measured (bench/NOTES.md "Lane-group broadcast loads kept whole"): alt 15 3-4 %
+// faster, alt 13 (the library's f32 posv n = 21..28) 1-3 % slower; off until the table's forms
+// are re-tuned with it.
+#ifndef BATCHLA_IL_BCAST_WHOLE_LOADS
+#define BATCHLA_IL_BCAST_WHOLE_LOADS 0
+#endif
+
 namespace batchla {
 namespace il {
 
@@ -230,7 +238,13 @@ struct GroupBody {
   static constexpr int kBcastBuf = kMats * kBcastStride;
   static constexpr int kBcastElems = kBcast ? 2 * kBcastBuf : 0;  // per warp
 
-  static __device__ __forceinline__ void LoadGranule(const T* p, T (&v)[kV]) { detail::Vec16<T>::Load(p, v); }
+  // A granule of the broadcast column (shared memory). The first granule of a step is partly dead
+  // (rows <= k): a plain load of it compiles to 16-byte, 8-byte or scalar loads, differently from
+  // one compile to the next (bench/NOTES.md "Lane-group broadcast loads kept whole").
+  static __device__ __forceinline__ void LoadGranule(const T* p, T (&v)[kV]) {
+    if constexpr (BATCHLA_IL_BCAST_WHOLE_LOADS) detail::Vec16<T>::LoadSharedWhole(p, v);
+    else detail::Vec16<T>::Load(p, v);
+  }
 
   // y := L⁻¹ y (column-oriented: x_k is broadcast, every lane updates its rows below k).
   static __device__ __forceinline__ void Forward(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub) {
