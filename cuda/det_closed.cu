@@ -41,16 +41,13 @@ __device__ __forceinline__ T DetClosed(const T (&m)[N * N]) {
   }
 }
 
-template <typename T>
-using Vec16 = typename detail::Vec16<T>::type;
-
 // One tile = kThreads * R matrices, R of them a thread, R such that a tile is ~kTileBytes.
 template <typename T, int N>
 struct Tile {
   static constexpr int kElems = N * N;
   static constexpr int kR = std::max<int>(1, kTileBytes / (kThreads * kElems * int(sizeof(T))));
   static constexpr int kMatrices = kThreads * kR;
-  static constexpr int kVec = 16 / int(sizeof(T));
+  static constexpr int kVec = detail::Vec16<T>::kN;
   static constexpr int kVectors = kMatrices * kElems / kVec;  // a tile's elements as 16-byte vectors
   static_assert(kMatrices * kElems % kVec == 0, "a tile is whole 16-byte vectors");
 };
@@ -59,16 +56,10 @@ struct Tile {
 // float64 ones are two-way conflicted), else scalars (N = 3: word strides 9 / 18, no conflicts).
 template <typename T, int N>
 __device__ __forceinline__ void ReadMatrix(const T* s, T (&m)[N * N]) {
-  constexpr int kElems = N * N, kVec = 16 / int(sizeof(T));
+  constexpr int kElems = N * N, kVec = detail::Vec16<T>::kN;
   if constexpr (kElems % kVec == 0) {
-    using V = Vec16<T>;
 #pragma unroll
-    for (int v = 0; v < kElems / kVec; ++v) {
-      const V x = reinterpret_cast<const V*>(s)[v];
-      const T* xs = reinterpret_cast<const T*>(&x);
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) m[v * kVec + e] = xs[e];
-    }
+    for (int v = 0; v < kElems / kVec; ++v) detail::Vec16<T>::Load(s + v * kVec, m + v * kVec);
   } else {
 #pragma unroll
     for (int e = 0; e < kElems; ++e) m[e] = s[e];
@@ -81,7 +72,7 @@ template <typename T, int N>
 __global__ void __launch_bounds__(kThreads) DetClosedKernel(const T* __restrict__ a, T* __restrict__ det,
                                                             int64_t batch, bool vectors) {
   using TL = Tile<T, N>;
-  using V = Vec16<T>;
+  using V = typename detail::Vec16<T>::type;
   __shared__ __align__(16) T tile[TL::kMatrices * TL::kElems];
   for (int64_t m0 = int64_t(blockIdx.x) * TL::kMatrices; m0 < batch; m0 += int64_t(gridDim.x) * TL::kMatrices) {
     const int count = int(std::min<int64_t>(TL::kMatrices, batch - m0));
