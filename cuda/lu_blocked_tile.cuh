@@ -517,17 +517,12 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R, SOLVE)) LuTi
   }
 }
 
-// BATCHLA_LU_TILE_EXTRA_SMEM: bytes added to every launch's shared memory, so that fewer blocks fit
-// a SM (A/B builds; bench/NOTES.md "Tile class, n = 31 against 32").
-#ifndef BATCHLA_LU_TILE_EXTRA_SMEM
-#define BATCHLA_LU_TILE_EXTRA_SMEM 0
-#endif
 // kFactor and kSlogdet for 1 <= n <= kLuTileMaxRows (one to three rows a lane), kSolve with k = 1
 // for n <= 64.
 template <typename T, int R, bool SOLVE>
 cudaError_t LuTileLaunch(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
   auto kern = LuTileKernel<T, R, SOLVE>;
-  const size_t smem = LuTileSmemBytes<T, R>(args.n) + BATCHLA_LU_TILE_EXTRA_SMEM;
+  const size_t smem = LuTileSmemBytes<T, R>(args.n);
   if (smem > 48 * 1024) {  // f64 from n = 73 (three rows a lane)
     const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
     if (e != cudaSuccess) return e;
