@@ -54,17 +54,25 @@ __host__ __device__ constexpr int LuTileLd(int n) {
 // With BATCHLA_LU_TILE_COMPACT_SCRATCH (tuning.h) the solved U block overwrites the posted rows
 // (each of lanes 0..7 reads and writes only its own column of it) and a one-row-a-lane kernel keeps
 // 32 positions, not 64: 768 B less a f64 matrix, so more of them fit an SM.
+// Row stride of a posted 8 x 8 block: one 16-byte granule more than its 8 values, so the 8 lanes
+// that post (or read back) one row each with 16-byte accesses hit 8 distinct bank groups (at 8
+// values a row, rows 0 / 2 / 4 / 6 shared a group: ncu measured ~5.9 wavefronts an access).
+template <typename T>
+constexpr int kLuTileBlkLd = kLuTileW + 16 / int(sizeof(T));
+template <typename T>
+using LuTileBlk = T[kLuTileW][kLuTileBlkLd<T>];
+
 template <typename T, int ROWS>
 struct LuTileScratch {
-  alignas(16) T ublk[kLuTileW][kLuTileW];  // block rows posted for the forward solve
+  alignas(16) LuTileBlk<T> ublk;  // block rows posted for the forward solve
 #if !BATCHLA_LU_TILE_COMPACT_SCRATCH
-  alignas(16) T usol_[kLuTileW][kLuTileW];  // their solved U block
+  alignas(16) LuTileBlk<T> usol_;  // their solved U block
 #endif
   alignas(16) T zero[kLuTileW];            // the L operand of rows a block update must not touch
   alignas(16) int rowof[ROWS];             // original row pivoted at each position
   int pivs[ROWS];                          // 0-based LAPACK pivots
   // the solved U block of a block update
-  __device__ __forceinline__ T (*usol())[kLuTileW] {
+  __device__ __forceinline__ T (*usol())[kLuTileBlkLd<T>] {
 #if BATCHLA_LU_TILE_COMPACT_SCRATCH
     return ublk;
 #else
@@ -181,8 +189,8 @@ struct LuTileSplitScratch {
   };
   Cand cand[2][NW];                                 // by step parity
   alignas(16) T cv[2][NW][kLuTileW];                // the candidate row's values, by step parity
-  alignas(16) T ublk[2][kLuTileW][kLuTileW];        // block rows posted, by block parity
-  alignas(16) T usol[NW][kLuTileW][kLuTileW];       // each warp's solved U block
+  alignas(16) LuTileBlk<T> ublk[2];                 // block rows posted, by block parity
+  alignas(16) LuTileBlk<T> usol[NW];                // each warp's solved U block
 };
 // NB: the warps at each of its barriers (all of a block's warps, NB >= NW: the ones without rows
 // only keep the count, as the left class's LuLeftPanelIdle). racecheck reported hazards between
@@ -238,8 +246,8 @@ __device__ __forceinline__ void LuTileBlockUpdate(T (&x)[R][kLuTileW], const int
                                                   SC* sc, int p0, int lane, SP sp = {}) {
   constexpr int W = kLuTileW, NW = SP::kWarps;
   constexpr bool kCompact = NW > 1 || BATCHLA_LU_TILE_COMPACT_SCRATCH;  // lanes < 8 solve, each its column
-  T(*ublk)[W] = NW == 1 ? sc->ublk : sp.xs->ublk[(p0 / W) & 1];
-  T(*usol)[W] = NW == 1 ? sc->usol() : sp.xs->usol[sp.warp];
+  T(*ublk)[kLuTileBlkLd<T>] = NW == 1 ? sc->ublk : sp.xs->ublk[(p0 / W) & 1];
+  T(*usol)[kLuTileBlkLd<T>] = NW == 1 ? sc->usol() : sp.xs->usol[sp.warp];
   if (NW == 1 && BATCHLA_LU_TILE_COMPACT_SCRATCH) __syncwarp();  // the previous block's usol reads done: it is ublk
 #pragma unroll
   for (int q = 0; q < R; ++q)
