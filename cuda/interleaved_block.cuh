@@ -34,6 +34,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/interleaved.cuh"
+#include "cuda/interleaved_block_regs.cuh"
 
 namespace batchla {
 namespace il {
@@ -41,9 +42,19 @@ namespace il {
 // Variant::alt of a block variant: whether registers are capped so that as many blocks fit
 // an SM as its shared memory allows, and (double only) whether the tile columns' update runs on
 // the tensor cores (DMMA m8n8k4, exact f64 FMA). The tuner times every form.
-enum BlockForm : int { kBlockUncapped = 0, kBlockCapped = 1, kBlockDmmaUncapped = 2, kBlockDmmaCapped = 3 };
+// posv only: the matrix in the warp's registers (interleaved_block_regs.cuh), uncapped or capped
+// for one more block a SM than ptxas's ~130 (float) / ~200 (double) registers allow.
+enum BlockForm : int {
+  kBlockUncapped = 0,
+  kBlockCapped = 1,
+  kBlockDmmaUncapped = 2,
+  kBlockDmmaCapped = 3,
+  kBlockRegs = 4,
+  kBlockRegsCapped = 5,
+};
 constexpr bool BlockCapped(int form) { return form == kBlockCapped || form == kBlockDmmaCapped; }
-constexpr bool BlockDmma(int form) { return form >= kBlockDmmaUncapped; }
+constexpr bool BlockDmma(int form) { return form == kBlockDmmaUncapped || form == kBlockDmmaCapped; }
+constexpr bool BlockRegs(int form) { return form == kBlockRegs || form == kBlockRegsCapped; }
 
 template <typename T, Op OP, int NP, int FORM = kBlockUncapped>
 struct BlockBody {
@@ -73,9 +84,16 @@ struct BlockBody {
   static constexpr int kBySmem = int(228 * 1024 / (kSharedBytes + 1024));
   static constexpr int kBlocksPerSM = kBySmem < 64 / kMats ? kBySmem : 64 / kMats;
   static constexpr int kCapRegs = 65536 / (kBlocksPerSM * kMats * 32) / 8 * 8;
-  static constexpr int kMaxRegs = !BlockCapped(FORM) ? 255 : kCapRegs < 64 ? 64 : kCapRegs < 255 ? kCapRegs : 255;
+  static constexpr int kRegsCap = sizeof(T) == 4 ? 128 : 168;  // float 2 blocks a SM, double 3
+  static constexpr int kMaxRegs = FORM == kBlockRegsCapped ? kRegsCap
+                                  : !BlockCapped(FORM)     ? 255
+                                  : kCapRegs < 64          ? 64
+                                  : kCapRegs < 255         ? kCapRegs
+                                                           : 255;
   static constexpr bool kDmma = BlockDmma(FORM);
   static_assert(!kDmma || (std::is_same_v<T, double> && kFactors), "the tensor-core update is double only (exact FMA)");
+  static constexpr bool kRegs = BlockRegs(FORM);
+  static_assert(!kRegs || kPosv, "the register form is posv's");
 
   static size_t SharedBytes(int, int) { return kSharedBytes; }
 
@@ -565,10 +583,11 @@ struct BlockBody {
       }
       __syncthreads();
       int status = 0;
-      if constexpr (kFactors) status = Factor<kPosv>(L, v, lane, g.n);
+      if constexpr (kRegs) status = RegsPosv<T, NP, BlockBody>::FactorSolve(L, v, lane, g.n, g.k > 1);
+      else if constexpr (kFactors) status = Factor<kPosv>(L, v, lane, g.n);
       else InvertGivenDiagonal(L, lane, g.n, OP == Op::kTrsm && g.unit);
       if (lane == 0) info[warp] = status;
-      if constexpr (kSolves) Solve(g, L, v, lane, kPosv);
+      if constexpr (kSolves && !kRegs) Solve(g, L, v, lane, kPosv);
       __syncthreads();
       if constexpr (kSolves) {
         CopyXOut(g, s, 0, sm, info);

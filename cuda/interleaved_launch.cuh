@@ -129,7 +129,7 @@ cudaError_t LaunchBlock(cudaStream_t stream, const Args<T>& g, const Variant& v)
     return cudaErrorInvalidValue;  // a table entry names a variant that does not exist
   } else {
     constexpr int kPad = 8 * (I / kBlockForms + 1), kAlt = I % kBlockForms;
-    if constexpr (BlockFormBuilt(OP, kAlt, int(sizeof(T))) && BlockUsed<T>(OP, kPad, kAlt)) {
+    if constexpr (BlockFormBuilt(OP, kAlt, int(sizeof(T)), kPad) && BlockUsed<T>(OP, kPad, kAlt)) {
       if (v.pad == kPad && v.alt == kAlt) return Launch<T, BlockBody<T, OP, kPad, kAlt>>(stream, g, 0);
     }
     return LaunchBlock<T, OP, I + 1>(stream, g, v);

@@ -76,12 +76,15 @@ constexpr int GroupPad(int g, int n) { return (n + g - 1) / g * g; }
 
 // kBlock: the padded sizes built (multiples of 8), its forms (Variant::alt), and the padded size for n.
 constexpr int kBlockMinPad = 16;
-constexpr int kBlockForms = 4;  // BlockForm: capped or not, DMMA update (double) or not
+constexpr int kBlockForms = 6;  // BlockForm: capped or not, DMMA update (double) or not, posv in registers
 constexpr int BlockPad(int n) { return (n + 7) / 8 * 8; }
 // Warps per block (= matrices per wave): one 32 B sector per element of the wave.
 constexpr int BlockWarps(int word_bytes) { return 32 / word_bytes; }
-// Whether form `alt` exists for op: the DMMA forms (2, 3) update a factor, in double only.
-constexpr bool BlockFormBuilt(Op op, int alt, int word_bytes) {
+// Whether form `alt` exists for op at padded size pad: the DMMA forms (2, 3) update a factor, in
+// double only; the register forms (4, 5) are posv's, from pad 24 (below it the lane groups win).
+constexpr int kBlockRegsMinPad = 24;
+constexpr bool BlockFormBuilt(Op op, int alt, int word_bytes, int pad) {
+  if (alt >= 4) return op == Op::kPosv && pad >= kBlockRegsMinPad;
   return alt < 2 || (word_bytes == 8 && (op == Op::kPotrf || op == Op::kPosv));
 }
 

@@ -145,7 +145,7 @@ void AddGroups() {
 template <int kPad, int kForm = 0>
 void AddBlockForms() {
   if constexpr (kForm < kBlockForms) {
-    if constexpr (BlockFormBuilt(kOp, kForm, int(sizeof(T))))
+    if constexpr (BlockFormBuilt(kOp, kForm, int(sizeof(T)), kPad))
       Add<BlockBody<T, kOp, kPad, kForm>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kForm);
     AddBlockForms<kPad, kForm + 1>();
   }
