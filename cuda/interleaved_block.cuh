@@ -42,8 +42,8 @@ namespace il {
 // Variant::alt of a block variant: whether registers are capped so that as many blocks fit
 // an SM as its shared memory allows, and (double only) whether the tile columns' update runs on
 // the tensor cores (DMMA m8n8k4, exact f64 FMA). The tuner times every form.
-// posv only: the matrix in the warp's registers (interleaved_block_regs.cuh), uncapped or capped
-// for one more block a SM than ptxas's ~130 (float) / ~200 (double) registers allow.
+// Forms 4 / 5, posv only: the matrix in the warp's registers (interleaved_block_regs.cuh),
+// uncapped, or capped at 128 (float: two blocks a SM) / 168 (double: three) registers.
 enum BlockForm : int {
   kBlockUncapped = 0,
   kBlockCapped = 1,

@@ -81,7 +81,8 @@ constexpr int BlockPad(int n) { return (n + 7) / 8 * 8; }
 // Warps per block (= matrices per wave): one 32 B sector per element of the wave.
 constexpr int BlockWarps(int word_bytes) { return 32 / word_bytes; }
 // Whether form `alt` exists for op at padded size pad: the DMMA forms (2, 3) update a factor, in
-// double only; the register forms (4, 5) are posv's, from pad 24 (below it the lane groups win).
+// double only; the register forms (4, 5) are posv's, from pad 24 (smaller matrices fit the lane
+// groups, which measured faster up to pad 32).
 constexpr int kBlockRegsMinPad = 24;
 constexpr bool BlockFormBuilt(Op op, int alt, int word_bytes, int pad) {
   if (alt >= 4) return op == Op::kPosv && pad >= kBlockRegsMinPad;
