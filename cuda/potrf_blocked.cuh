@@ -231,9 +231,8 @@ __device__ __forceinline__ void LargeUpdateTile(float* A, int n, int k, int i0, 
     float a[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) a[r] = pa[p * pld + 8 * r];
-    const float4 b0 = *reinterpret_cast<const float4*>(pb + p * pld);
-    const float4 b1 = *reinterpret_cast<const float4*>(pb + p * pld + 4);
-    const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+    float b[8];
+    detail::Load8(pb + p * pld, b);
 #pragma unroll
     for (int r = 0; r < 4; ++r)
 #pragma unroll
