@@ -44,8 +44,6 @@ namespace il {
 // the tensor cores (DMMA m8n8k4, exact f64 FMA). The tuner times every form.
 // Forms 4 / 5, posv only: the matrix in the warp's registers (interleaved_block_regs.cuh),
 // uncapped, or capped at 128 (float: two blocks a SM) / 168 (double: three) registers.
-// Forms 6 / 7, posv only: the matrix in the registers of a PAIR of warps, capped at 128 (double:
-// two blocks a SM; float one), or at 80 (double: three) / 64 (float: two).
 enum BlockForm : int {
   kBlockUncapped = 0,
   kBlockCapped = 1,
@@ -53,21 +51,17 @@ enum BlockForm : int {
   kBlockDmmaCapped = 3,
   kBlockRegs = 4,
   kBlockRegsCapped = 5,
-  kBlockRegsPair = 6,
-  kBlockRegsPairCapped = 7,
 };
 constexpr bool BlockCapped(int form) { return form == kBlockCapped || form == kBlockDmmaCapped; }
 constexpr bool BlockDmma(int form) { return form == kBlockDmmaUncapped || form == kBlockDmmaCapped; }
-constexpr bool BlockRegs(int form) { return form >= kBlockRegs; }
-constexpr int BlockWarpsPerMatrix(int form) { return form >= kBlockRegsPair ? 2 : 1; }
+constexpr bool BlockRegs(int form) { return form == kBlockRegs || form == kBlockRegsCapped; }
 
 template <typename T, Op OP, int NP, int FORM = kBlockUncapped>
 struct BlockBody {
   static_assert(NP % 8 == 0 && NP >= 8 && NP <= 64, "padded to whole tile columns, at most two rows per lane");
-  static constexpr int kMats = BlockWarps(int(sizeof(T)));  // matrices per wave
-  static constexpr int kWpm = BlockWarpsPerMatrix(FORM);     // warps per matrix
-  static constexpr int kFixedWarps = kMats * kWpm;
-  static constexpr int kThreadsPerMatrix = 32 * kWpm;
+  static constexpr int kMats = BlockWarps(int(sizeof(T)));  // matrices per wave = warps per block
+  static constexpr int kFixedWarps = kMats;
+  static constexpr int kThreadsPerMatrix = 32;
   static constexpr bool kStaged = true;  // runs its own loop over waves (il::StagedKernel)
   static constexpr bool kPosv = OP == Op::kPosv;
   static constexpr bool kFactors = OP == Op::kPotrf || OP == Op::kPosv;  // else the factor is given
@@ -81,7 +75,7 @@ struct BlockBody {
   // then x, in place). The stride is 4 mod 8 words, so the 8 matrices' copies of one element sit
   // on 8 different banks.
   static constexpr int kMatStride = (kTri + NP + 7) / 8 * 8 + 4;
-  static constexpr size_t kSharedBytes = size_t(kMats) * kMatStride * sizeof(T) + kFixedWarps * sizeof(int);
+  static constexpr size_t kSharedBytes = size_t(kMats) * kMatStride * sizeof(T) + kMats * sizeof(int);
 
   // Register cap of the capped form: what the resident blocks (limited by shared memory,
   // 228 KB per SM and 1 KB reserved per block on sm_90) leave per thread, to a multiple of 8.
@@ -91,10 +85,7 @@ struct BlockBody {
   static constexpr int kBlocksPerSM = kBySmem < 64 / kMats ? kBySmem : 64 / kMats;
   static constexpr int kCapRegs = 65536 / (kBlocksPerSM * kMats * 32) / 8 * 8;
   static constexpr int kRegsCap = sizeof(T) == 4 ? 128 : 168;  // float 2 blocks a SM, double 3
-  static constexpr int kPairCap = sizeof(T) == 4 ? 64 : 80;     // float 2 blocks a SM, double 3
-  static constexpr int kMaxRegs = FORM == kBlockRegsCapped       ? kRegsCap
-                                  : FORM == kBlockRegsPair       ? 128
-                                  : FORM == kBlockRegsPairCapped ? kPairCap
+  static constexpr int kMaxRegs = FORM == kBlockRegsCapped ? kRegsCap
                                   : !BlockCapped(FORM)     ? 255
                                   : kCapRegs < 64          ? 64
                                   : kCapRegs < 255         ? kCapRegs
@@ -108,11 +99,8 @@ struct BlockBody {
 
   static __device__ __forceinline__ T Shfl(T v, int src) { return detail::ShflIdx(v, src); }
 
-  // Threads a matrix in the copies (its row stride there).
-  static constexpr int kCopyRows = 32 * kWpm;
-
   // ---- the wave's copies in and out (whole block) --------------------------------------------
-  // Thread (sub, m): matrix m of the wave, rows sub, sub + kCopyRows, ... of every column. A warp moves 4
+  // Thread (sub, m): matrix m of the wave, rows sub, sub + 32, ... of every column. A warp moves 4
   // (float) or 8 (double) rows of its column for 8 / 4 consecutive matrices: whole 32 B sectors
   // when the chunk holds whole waves (the library's chunks are multiples of 32).
   struct Slot {
@@ -149,14 +137,14 @@ struct BlockBody {
       constexpr int kLen = Len(t);
       const T* row = a + (8 * t + s.sub) * st.rs + 8 * t * st.cs;  // element (8t + sub, 8t)
 #pragma unroll
-      for (int q = 0; kCopyRows * q < kLen; ++q) {
-        const int rr = s.sub + kCopyRows * q;  // row 8t + rr
+      for (int q = 0; 32 * q < kLen; ++q) {
+        const int rr = s.sub + 32 * q;  // row 8t + rr
         const bool real = s.live && 8 * t + rr < n;
-        const T* src = row + kCopyRows * q * st.rs;
+        const T* src = row + 32 * q * st.rs;
         if (rr < kLen) {
 #pragma unroll
           for (int cc = 0; cc < 8; ++cc)  // below the diagonal: rr >= cc (always for q > 0)
-            CopyAsyncOrZero<int(sizeof(T))>(dst + (ColBase(t) + cc * kLen + kCopyRows * q) * unsigned(sizeof(T)),
+            CopyAsyncOrZero<int(sizeof(T))>(dst + (ColBase(t) + cc * kLen + 32 * q) * unsigned(sizeof(T)),
                                             src + cc * st.cs, real && (q > 0 || s.sub >= cc));
         }
       }
@@ -188,17 +176,17 @@ struct BlockBody {
       constexpr int kLen = Len(t);
       const T* mirror = a + 8 * t * rs + (8 * t + s.sub) * cs;  // A(8t, 8t + sub): element (8t + sub, 8t)'s
 #pragma unroll
-      for (int q = 0; kCopyRows * q < kLen; ++q) {
-        const int rr = s.sub + kCopyRows * q;  // row 8t + rr
+      for (int q = 0; 32 * q < kLen; ++q) {
+        const int rr = s.sub + 32 * q;  // row 8t + rr
         if (rr < kLen) {
           const bool real = s.live && 8 * t + rr < n;
           T up[8];
 #pragma unroll
           for (int cc = 0; cc < 8; ++cc)  // zero where the copy zero-filled: the sum stays 0
-            up[cc] = real && (q > 0 || s.sub >= cc) ? __ldg(mirror + kCopyRows * q * cs + cc * rs) : T(0);
+            up[cc] = real && (q > 0 || s.sub >= cc) ? __ldg(mirror + 32 * q * cs + cc * rs) : T(0);
 #pragma unroll
           for (int cc = 0; cc < 8; ++cc) {
-            T& x = mine[ColBase(t) + cc * kLen + kCopyRows * q];
+            T& x = mine[ColBase(t) + cc * kLen + 32 * q];
             x = (x + up[cc]) * T(0.5);
           }
         }
@@ -212,7 +200,7 @@ struct BlockBody {
     const T* b = g.b + s.chunk * int64_t(n) * g.k * g.c + s.lane + int64_t(col) * g.c;
     const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(sm + s.m * kMatStride + kTri));
 #pragma unroll
-    for (int i = s.sub; i < NP; i += kCopyRows)
+    for (int i = s.sub; i < NP; i += 32)
       CopyAsyncOrZero<int(sizeof(T))>(dst + i * unsigned(sizeof(T)), b + i * int64_t(g.k) * g.c, s.live && i < n);
   }
 
@@ -223,9 +211,9 @@ struct BlockBody {
     const int n = g.n;
     T* x = g.out + s.chunk * int64_t(n) * g.k * g.c + s.lane + int64_t(col) * g.c;
     const T* v = sm + s.m * kMatStride + kTri;
-    const bool bad = MatInfo(info, s.m) != 0;
+    const bool bad = info[s.m] != 0;
 #pragma unroll
-    for (int i = s.sub; i < NP; i += kCopyRows)
+    for (int i = s.sub; i < NP; i += 32)
       if (i < n) x[i * int64_t(g.k) * g.c] = bad ? Scalar<T>::NaN() : v[i];
   }
 
@@ -237,10 +225,10 @@ struct BlockBody {
     T* l = g.out + s.chunk * int64_t(n) * n * g.c + s.lane;
     const int64_t rs = int64_t(n) * g.c, cs = g.c;
     const T* mine = sm + s.m * kMatStride;
-    const bool bad = MatInfo(info, s.m) != 0;
+    const bool bad = info[s.m] != 0;
     ForEachColumn([&](int t, int len, int cc, int j) {
       if (j >= n) return;
-      for (int i = s.sub; i < n; i += kCopyRows)  // above the tile (zero) or in it
+      for (int i = s.sub; i < n; i += 32)  // above the tile (zero) or in it
         l[i * rs + j * cs] = i < j ? T(0) : bad ? Scalar<T>::NaN() : mine[ColBase(t) + cc * len + (i - 8 * t)];
     });
   }
@@ -574,26 +562,14 @@ struct BlockBody {
     if (backward) BackwardT(L, v, lane);
   }
 
-  // Matrix m's info from its warps' (info[w], w = the matrix's warps): the first failed column.
-  static __device__ __forceinline__ int MatInfo(const int* info, int m) {
-    if constexpr (kWpm == 1) {
-      return info[m];
-    } else {
-      const int a = info[2 * m], b = info[2 * m + 1];
-      return a == 0 ? b : b == 0 ? a : min(a, b);
-    }
-  }
-
   // The loop over waves (il::StagedKernel; block-uniform trip count, every thread reaches the
-  // barriers). Warps kWpm m .. kWpm m + kWpm - 1 take matrix m of the wave.
+  // barriers).
   static __device__ void RunStaged(const Args<T>& g) {
     extern __shared__ __align__(16) unsigned char il_block_stage[];
     T* sm = reinterpret_cast<T*>(il_block_stage);
-    int* info = reinterpret_cast<int*>(sm + kMats * kMatStride);  // a warp's
+    int* info = reinterpret_cast<int*>(sm + kMats * kMatStride);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int mw = warp / kWpm;                 // the warp's matrix in the wave
-    const bool solver = warp % kWpm == 0;       // the warp that runs the shared-memory sweeps
-    T* L = sm + mw * kMatStride;
+    T* L = sm + warp * kMatStride;
     T* v = L + kTri;
     const int64_t waves = detail::CeilDiv(g.chunks * g.c, int64_t(kMats));
     for (int64_t wave = blockIdx.x; wave < waves; wave += gridDim.x) {
@@ -607,14 +583,11 @@ struct BlockBody {
       }
       __syncthreads();
       int status = 0;
-      if constexpr (kRegs)  // named barriers 1 + mw: 0 is __syncthreads'
-        status = RegsPosv<T, NP, BlockBody, kWpm>::FactorSolve(L, v, threadIdx.x % (32 * kWpm), g.n, g.k > 1,
-                                                               1 + mw);
+      if constexpr (kRegs) status = RegsPosv<T, NP, BlockBody>::FactorSolve(L, v, lane, g.n, g.k > 1);
       else if constexpr (kFactors) status = Factor<kPosv>(L, v, lane, g.n);
       else InvertGivenDiagonal(L, lane, g.n, OP == Op::kTrsm && g.unit);
       if (lane == 0) info[warp] = status;
-      if constexpr (kSolves && (!kRegs || kWpm > 1))  // the pair's factor leaves the backward solve
-        if (solver) Solve(g, L, v, lane, kPosv);
+      if constexpr (kSolves && !kRegs) Solve(g, L, v, lane, kPosv);
       __syncthreads();
       if constexpr (kSolves) {
         CopyXOut(g, s, 0, sm, info);
@@ -624,7 +597,7 @@ struct BlockBody {
           __pipeline_commit();
           __pipeline_wait_prior(0);
           __syncthreads();
-          if (solver) Solve(g, L, v, lane, false);
+          Solve(g, L, v, lane, false);
           __syncthreads();
           CopyXOut(g, s, col, sm, info);
         }
@@ -632,7 +605,7 @@ struct BlockBody {
         CopyFactorOut(g, s, sm, info);
       }
       if constexpr (kFactors)
-        if (s.live && s.sub == 0) g.info[s.mat] = MatInfo(info, s.m);
+        if (s.live && s.sub == 0) g.info[s.mat] = info[s.m];
       __syncthreads();  // the wave's shared memory is free
     }
   }

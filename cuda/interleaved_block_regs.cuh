@@ -18,14 +18,8 @@
 // The backward solve, x = L⁻ᵀ y, keeps a partial sum a column per lane: at step k the 4 lanes of
 // column k's class reduce theirs (2 shuffles), x_k = (y_k - sum) / L(k, k) reaches every lane
 // by one shuffle, and the lanes of row k add L(k, j) x_k to their columns j < k.
-// PAIR forms (W = 2 warps a matrix, BlockForm kBlockRegsPair*): the lane grid is 8 x 8, lane (r, c)
-// = (tid % 8, tid / 8) of the pair's 64 threads holding A(r + 8 s, c + 8 t): half the values a
-// lane, so twice the warps a SM at the same matrices in flight. Column k's owners (c = k % 8) sit
-// in one warp: it takes the pivot and posts; a named barrier of the pair replaces __syncwarp, and
-// the other warp reads 1 / L(k, k) from rdiag. The backward solve is the block kind's shared-memory
-// sweep on the pair's first warp (L written back as the keep path does).
 // The A/B against the shared-memory forms: bench/NOTES.md "Block kind, posv with the matrix in
-// registers" and "the matrix in a pair of warps".
+// registers".
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,79 +30,51 @@
 namespace batchla {
 namespace il {
 
-// Tiles: the block kind's shared-memory layout (ColBase, Len) of the staged matrix. W: warps a
-// matrix (1, or 2 for the pair forms).
-template <typename T, int NP, class Tiles, int W = 1>
+// Tiles: the block kind's shared-memory layout (ColBase, Len) of the staged matrix.
+template <typename T, int NP, class Tiles>
 struct RegsPosv {
   static_assert(NP % 8 == 0 && NP <= 64, "whole column slots");
-  static_assert(W == 1 || W == 2, "a warp or a pair");
   using Vec = detail::Vec16<T>;
-  static constexpr int kRL = 4 * W;   // row classes (lanes a column class)
-  static constexpr int kS = NP / kRL;  // row slots of L; slot kS holds row NP (y) on the lanes r = 0
+  static constexpr int kS = NP / 4;  // row slots of L; slot kS holds row NP (y) on the lanes r = 0
   static constexpr int kT = NP / 8;  // column slots
   static constexpr int kXSlots = (NP + 31) / 32;
-  // The posted column: row i at post[(i % kRL) kRS + i / kRL], so a lane's rows are contiguous.
-  // kRS is an odd number of 16-byte vectors: the row classes' vector loads land on distinct
-  // banks, and so do the 8 column classes' scalar loads.
+  // The posted column: row i at post[(i % 4) kRS + i / 4], so a lane's rows are contiguous. kRS
+  // is an odd number of 16-byte vectors: the 4 row classes' vector loads land on distinct banks,
+  // and so do the 8 column classes' scalar loads.
   static constexpr int kRSv = (kS + 1 + Vec::kN - 1) / Vec::kN;
   static constexpr int kRS = (kRSv % 2 ? kRSv : kRSv + 1) * Vec::kN;
-  static constexpr int kPostValues = 2 * kRL * kRS;  // double-buffered by step parity
-  // After the post buffer: 1 / L(k, k) for every k (written by one lane at step k).
+  static constexpr int kPostValues = 2 * 4 * kRS;  // double-buffered by step parity
+  // After the post buffer: 1 / L(k, k) for every k (warp-uniform, written by lane 0 at step k).
   static_assert(kPostValues + NP <= Tiles::kTri, "the buffers live in the matrix's own region");
 
-  static constexpr bool Stored(int s, int t) { return s == kS || kRL * s + kRL - 1 >= 8 * t; }
-
-  // The matrix's threads meet: the warp, or the pair by its named barrier `bar` (1..15).
-  static __device__ __forceinline__ void Sync(int bar) {
-    if constexpr (W == 1) __syncwarp();
-    else asm volatile("bar.sync %0, 64;" ::"r"(bar) : "memory");
-  }
+  static constexpr bool Stored(int s, int t) { return s == kS || 4 * s + 3 >= 8 * t; }
 
   // Factor (L in registers, y in row NP), then x := L⁻ᵀ y into v. keep: L back into the tile
   // columns with 1 / L(k, k) on the diagonal, as the block kind's sweeps read it (posv's further
-  // right-hand sides). Returns LAPACK's info, as BlockBody::Factor (a pair: each warp's of its
-  // own columns; the caller takes the first). W = 2: the factor only; L is kept and v holds y
-  // (the caller's first warp solves backward). tid: the thread's index in the matrix's 32 W.
-  static __device__ __forceinline__ int FactorSolve(T* sm, T* v, int tid, int n, bool keep, int bar = 0) {
-    const int r = tid % kRL, c = tid / kRL;
+  // right-hand sides). Returns LAPACK's info, as BlockBody::Factor.
+  static __device__ __forceinline__ int FactorSolve(T* sm, T* v, int lane, int n, bool keep) {
+    const int r = lane & 3, c = lane >> 2;
     T a[kS + 1][kT];
 #pragma unroll
     for (int s = 0; s < kS; ++s)
 #pragma unroll
       for (int t = 0; t < kT; ++t)
         if (Stored(s, t)) {
-          const int i = r + kRL * s, j = c + 8 * t;  // rows above the tile column are not staged: 0
+          const int i = r + 4 * s, j = c + 8 * t;  // rows above the tile column are not staged: 0
           a[s][t] = i >= 8 * t ? sm[Tiles::ColBase(t) + c * Tiles::Len(t) + (i - 8 * t)] : T(0);
-          if (kRL * s <= 8 * t + 7) a[s][t] = i == j && i >= n ? T(1) : a[s][t];  // the padding: identity
+          if (4 * s <= 8 * t + 7) a[s][t] = i == j && i >= n ? T(1) : a[s][t];  // the padding: identity
         }
 #pragma unroll
     for (int t = 0; t < kT; ++t) a[kS][t] = r == 0 ? v[c + 8 * t] : T(0);
-    Sync(bar);  // every lane has read the region before it becomes the post buffer
+    __syncwarp();  // every lane has read the region before it becomes the post buffer
 
     T* rdiag = sm + kPostValues;  // 1 / L(k, k)
     int info = 0;
     StaticFor<0, NP>([&](auto step) {
       constexpr int k = decltype(step)::value;
-      FactorStep<k>(a, rdiag, sm + (k & 1) * kRL * kRS, tid, info, bar);
+      FactorStep<k>(a, rdiag, sm + (k & 1) * 4 * kRS, lane, info);
     });
-    if constexpr (W == 1) BackwardInRegs(a, rdiag, v, r, tid);
-    if (W == 2 || keep) {
-      T rd[kT];  // 1 / L(j, j) of the lane's columns j = c + 8 t
-#pragma unroll
-      for (int t = 0; t < kT; ++t) rd[t] = rdiag[c + 8 * t];
-      Sync(bar);  // the buffers' last reads are done: the tile columns take L back
-      StoreFactor(sm, a, rd, r, c);
-      if (W == 2 && r == 0)  // v takes y for the pair's backward sweep: y_j = (y_j L(j, j)) / L(j, j)
-#pragma unroll
-        for (int t = 0; t < kT; ++t) v[c + 8 * t] = a[kS][t] * rd[t];
-    }
-    Sync(bar);
-    return info;
-  }
 
-  // W = 1: x := L⁻ᵀ y into v, from the registers.
-  static __device__ __forceinline__ void BackwardInRegs(const T (&a)[kS + 1][kT], const T* rdiag, T* v, int r,
-                                                        int lane) {
     T acc[kT], x[kXSlots];
 #pragma unroll
     for (int t = 0; t < kT; ++t) acc[t] = T(0);
@@ -121,35 +87,31 @@ struct RegsPosv {
 #pragma unroll
     for (int q = 0; q < kXSlots; ++q)
       if (lane + 32 * q < NP) v[lane + 32 * q] = x[q];
-  }
-
-  // L into the tile columns (L(i, j) = the register's L(i, j) L(j, j) / L(j, j)), 1 / L(j, j) on
-  // the diagonal.
-  static __device__ __forceinline__ void StoreFactor(T* sm, const T (&a)[kS + 1][kT], const T (&rd)[kT], int r,
-                                                     int c) {
+    if (keep) {
+      T rd[kT];  // 1 / L(j, j) of the lane's columns j = c + 8 t
 #pragma unroll
-    for (int s = 0; s < kS; ++s)
+      for (int t = 0; t < kT; ++t) rd[t] = rdiag[c + 8 * t];
+      __syncwarp();  // the buffers' last reads are done: the tile columns take L back
 #pragma unroll
-      for (int t = 0; t < kT; ++t)
-        if (Stored(s, t)) {
-          const int i = r + kRL * s, j = c + 8 * t;
-          if (i >= j) sm[Tiles::ColBase(t) + c * Tiles::Len(t) + (i - 8 * t)] = i == j ? rd[t] : a[s][t] * rd[t];
-        }
+      for (int s = 0; s < kS; ++s)
+#pragma unroll
+        for (int t = 0; t < kT; ++t)
+          if (Stored(s, t)) {
+            const int i = r + 4 * s, j = c + 8 * t;
+            if (i >= j) sm[Tiles::ColBase(t) + c * Tiles::Len(t) + (i - 8 * t)] = i == j ? rd[t] : a[s][t] * rd[t];
+          }
+    }
+    __syncwarp();
+    return info;
   }
 
   template <int k>
-  static __device__ __forceinline__ void FactorStep(T (&a)[kS + 1][kT], T* rdiag, T* post, int tid, int& info,
-                                                    int bar) {
-    constexpr int kr = k % kRL, ks = k / kRL, kc = k % 8, kt = k / 8;
-    // The pivot's thread, kr + kRL kc, and with it the column's owners, are in warp kOwner.
-    constexpr int kOwner = (kr + kRL * kc) / 32;
-    const int r = tid % kRL, c = tid / kRL;
-    T rinv = T(0);
-    if (W == 1 || tid / 32 == kOwner) {  // warp-uniform
-      T d = detail::ShflIdx(a[ks][kt], (kr + kRL * kc) % 32);
-      RsqrtPivot(d, rinv, k, info);
-      if (tid % 32 == 0) rdiag[k] = rinv;
-    }
+  static __device__ __forceinline__ void FactorStep(T (&a)[kS + 1][kT], T* rdiag, T* post, int lane, int& info) {
+    constexpr int kr = k % 4, ks = k / 4, kc = k % 8, kt = k / 8;
+    const int r = lane & 3, c = lane >> 2;
+    T d = detail::ShflIdx(a[ks][kt], kr + 4 * kc), rinv;
+    RsqrtPivot(d, rinv, k, info);
+    if (lane == 0) rdiag[k] = rinv;
     if (c == kc) {  // the owners of column k post its rows > k (from the vector holding row k)
 #pragma unroll
       for (int g = ks / Vec::kN; g <= kS / Vec::kN; ++g) {
@@ -162,13 +124,12 @@ struct RegsPosv {
         Vec::Store(post + r * kRS + g * Vec::kN, w);
       }
     }
-    Sync(bar);
-    if constexpr (W == 2) rinv = rdiag[k];
-    constexpr int s0 = (k + 1) / kRL, t0 = (k + 1) / 8;
+    __syncwarp();
+    constexpr int s0 = (k + 1) / 4, t0 = (k + 1) / 8;
     const T dinv = rinv * rinv;  // the update subtracts A(i, k) A(j, k) / A(k, k), both posted unscaled
     T lcol[kT];
 #pragma unroll
-    for (int t = t0; t < kT; ++t) lcol[t] = post[(c % kRL) * kRS + c / kRL + (8 / kRL) * t] * dinv;  // row c + 8 t
+    for (int t = t0; t < kT; ++t) lcol[t] = post[(c & 3) * kRS + (c >> 2) + 2 * t] * dinv;  // row c + 8 t
     // A vector of the lane's rows at a time, each used as it arrives (fewer registers live).
 #pragma unroll
     for (int g = s0 / Vec::kN; g <= kS / Vec::kN; ++g) {
@@ -189,7 +150,6 @@ struct RegsPosv {
   template <int k>
   static __device__ __forceinline__ void BackwardStep(const T (&a)[kS + 1][kT], const T* rdiag, T (&acc)[kT],
                                                       T (&x)[kXSlots], int r, int lane) {
-    static_assert(W == 1, "the pair solves backward in shared memory");
     constexpr int kr = k % 4, ks = k / 4, kc = k % 8, kt = k / 8;
     const T rk = rdiag[k];
     T part = acc[kt];  // column c + 8 kt's partial sum over the lane's rows; the 4 row classes next

@@ -242,7 +242,7 @@ Timing Search(Op op, Problem<T>& p, const std::vector<int64_t>& chunks, int dtyp
     if (e.kind == Kind::kGroup && e.pad != GroupPad(e.nb, p.n)) continue;
     if (e.kind == Kind::kBlock && e.pad != BlockPad(p.n)) continue;
     if (!g_kinds.empty() && g_kinds.find(kKindNames[int(e.kind)]) == std::string::npos) continue;
-    Timing t = TimeOne<T>(e, op, p, e.fixed_warps ? e.fixed_warps : 2, "variant");
+    Timing t = TimeOne<T>(e, op, p, e.kind == Kind::kBlock ? BlockWarps(int(sizeof(T))) : 2, "variant");
     if (e.kind == Kind::kShared && !(t.seconds < INFINITY))  // may fit one warp per block only
       t = TimeOne<T>(e, op, p, 1, "variant");
     if (t.seconds < best.seconds) best = t;

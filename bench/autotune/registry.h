@@ -20,7 +20,6 @@ struct Entry {
   int n;   // kFull: the one n it handles (0 for kTile)
   int pad;  // kShared compiled for a padded size (0: runtime n); one warp per block; kGroup: its pad
   int alt;  // kGroup: the load form (il::Variant::alt)
-  int fixed_warps;  // warps a block where the body fixes them (kBlock), else 0
   const void* kernel;  // for cudaFuncGetAttributes and the occupancy calculator
   size_t (*shared_bytes)(int n, int threads);  // dynamic shared memory of a launch
   cudaError_t (*launch)(cudaStream_t stream, const void* args, int warps);  // args: il::Args<T>*

@@ -28,7 +28,7 @@ size_t SharedBytes(int n, int threads) {
 template <class Body>
 void Add(Kind kind, Order order, int nb, int n, int pad = 0, int alt = 0) {
   iltune::Registry().push_back({int(kOp), sizeof(T) == 4 ? 0 : 1, kind, order, nb, n, pad, alt,
-                                FixedWarpsOf<Body>::kValue, reinterpret_cast<const void*>(KernelOf<T, Body>()), &SharedBytes<Body>,
+                                reinterpret_cast<const void*>(KernelOf<T, Body>()), &SharedBytes<Body>,
                                 &LaunchBody<Body>});
 }
 
