@@ -116,6 +116,9 @@ void AddGroup() {
 #ifndef IL_GROUP_PAD_MAX
 #define IL_GROUP_PAD_MAX kTunedMaxN
 #endif
+#ifndef IL_GROUP_CAPPED_LANES  // the group size the capped staged forms are built for
+#define IL_GROUP_CAPPED_LANES 4
+#endif
 template <int I = 0>
 void AddGroups() {
   constexpr int kLaneCounts = int(sizeof(kGroupLanes) / sizeof(kGroupLanes[0]));
@@ -128,7 +131,7 @@ void AddGroups() {
       AddGroup<kLanes, kPad, kLoad64>();
       AddGroup<kLanes, kPad, kLoad32>();
       AddGroup<kLanes, kPad, kLoadStaged>();
-      if constexpr (kLanes == 4) {  // the capped staged forms: where staging won (H200, 2026-11-24)
+      if constexpr (kLanes == IL_GROUP_CAPPED_LANES) {  // the capped staged forms: where staging won (H200, 2026-11-24)
         AddGroup<kLanes, kPad, kLoadStaged224>();
         AddGroup<kLanes, kPad, kLoadStaged200>();
         AddGroup<kLanes, kPad, kLoadStaged168>();
