@@ -1,5 +1,5 @@
-"""Does an il_posv case run slower after some other kernel ran? (bench/NOTES.md, "il_posv: a case
-run after another"). Times a probe case (dtype, n) after each of a few preceding workloads, the
+"""Does an il_posv case run slower after some other kernel ran? (bench/NOTES.md, "An intermittent
+slowdown at n = 24"). Times a probe case (dtype, n) after each of a few preceding workloads, the
 probe's own time first and last as the baseline, all in one process.
 
     python3 -m bench.il_order_probe [--probe float32:24] [--reps 20]

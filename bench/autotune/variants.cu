@@ -131,7 +131,7 @@ void AddGroups() {
       AddGroup<kLanes, kPad, kLoad64>();
       AddGroup<kLanes, kPad, kLoad32>();
       AddGroup<kLanes, kPad, kLoadStaged>();
-      if constexpr (kLanes == IL_GROUP_CAPPED_LANES) {  // the capped staged forms: where staging won (H200, 2026-11-24)
+      if constexpr (kLanes == IL_GROUP_CAPPED_LANES) {  // the capped staged forms: where staging won (2026-11-24)
         AddGroup<kLanes, kPad, kLoadStaged224>();
         AddGroup<kLanes, kPad, kLoadStaged200>();
         AddGroup<kLanes, kPad, kLoadStaged168>();
