@@ -126,6 +126,17 @@ def _has_nan(x):
     return jnp.any(jnp.stack([jnp.isnan(u).any() for u in jax.tree.leaves(x)]))
 
 
+def _addresses(args):
+    """Device addresses of the arrays the timed call reads (hex), or None where an array has no
+    single buffer: an interleaved case's time has moved by 20-40 % between runs with nothing else
+    changed (bench/NOTES.md, "An intermittent slowdown at n = 24"), so the rows keep where the
+    inputs sat."""
+    try:
+        return [hex(x.unsafe_buffer_pointer()) for x in jax.tree.leaves(args)]
+    except Exception:  # sharded or deleted arrays, backends without the call
+        return None
+
+
 def run_case(lib, op, inputs, ref, ours_mod, ours_err, torch, reps):
     """Compile, check against ref, time. Returns (timing dict, output or None). Raises on failure."""
     args = tuple(inputs[k] for k in op.args)
@@ -168,6 +179,8 @@ def run_case(lib, op, inputs, ref, ours_mod, ours_err, torch, reps):
         err, nan = _check(to_standard(out) if to_standard else out, ref)
         res.update(max_rel_err=float(err), has_nan=bool(nan))
     res.update(time_jax(f, args, reps=reps))
+    if lib == "ours":
+        res["input_addresses"] = _addresses(args)
     return res, out
 
 
