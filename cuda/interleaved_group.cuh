@@ -39,6 +39,13 @@
 #define BATCHLA_IL_BCAST_WHOLE_LOADS 0
 #endif
 
+// 1: the staged forms issue the next wave's copies a row slot at a time across the factor's first
+// steps (StageHook) instead of all at once before it: the burst filled the load queue
+// (lg_throttle in the ncu of bench/NOTES.md "The register forms' stalls").
+#ifndef BATCHLA_IL_SPREAD_COPIES
+#define BATCHLA_IL_SPREAD_COPIES 0
+#endif
+
 namespace batchla {
 namespace il {
 
@@ -185,11 +192,14 @@ struct GroupBody {
   // Right-looking Cholesky in place; 1 / L(i, i) of the lane's rows where InvDiag reads it. Returns LAPACK's
   // info (the first pivot that is not > 0, NaN included); the caller NaNs the whole result.
   // RHS: y := L⁻¹ y on the way (posv's first column), off the solve's own dependency chain.
-  template <bool RHS>
-  static __device__ __forceinline__ int Factor(T (&l)[kQ][NP], T (&rinv)[kQ], T (&y)[kQ], int sub, T* bcast) {
+  // hook.Step(k) runs at the top of step k (the staged forms' next copies, StageHook).
+  template <bool RHS, class Hook>
+  static __device__ __forceinline__ int Factor(T (&l)[kQ][NP], T (&rinv)[kQ], T (&y)[kQ], int sub, T* bcast,
+                                               const Hook& hook) {
     int info = 0;
 #pragma unroll
     for (int k = 0; k < NP; ++k) {
+      hook.Step(k);
       const int qk = k / G, owner = k % G;
       T d = __shfl_sync(kAll, l[qk][k], owner, G);
       T r;
@@ -360,7 +370,12 @@ struct GroupBody {
   // Starts the copies of the wave whose first thread index is w0 (a multiple of 32) into stage.
   // Rows past n and entries right of the diagonal copy a clamped, valid element (FillFromStage
   // replaces them).
+  // Row slot q of them, or (q = kQ) the first rhs column and the commit.
   static __device__ __forceinline__ void IssueStage(const Args<T>& g, int64_t w0, T* stage) {
+#pragma unroll
+    for (int q = 0; q <= kQ; ++q) IssueStagePart(g, w0, stage, q);
+  }
+  static __device__ __forceinline__ void IssueStagePart(const Args<T>& g, int64_t w0, T* stage, int part) {
     // The lane index through an opaque move: else ptxas hoists every copy's (loop-invariant)
     // source offset out of RunStaged's loop and keeps them all live, ~70 registers (ptxas -v).
     int lane;
@@ -373,6 +388,7 @@ struct GroupBody {
     const int pair = lane / (G * kPieces), sub = lane / kPieces % G, piece = lane % kPieces;
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
+      if (q != part) continue;
       const int i = q * G + sub, ir = i < n ? i : n - 1;
       const T* row = a + ir * rs + piece * kPieceElems;
       T* dst = stage + ((Tri(q) + pair) * G + sub) * kMats + piece * kPieceElems;
@@ -382,6 +398,7 @@ struct GroupBody {
         CopyAsync<kPieceBytes>(static_cast<unsigned>(__cvta_generic_to_shared(dst + s0 * G * kMats)), row + sc * cs);
       }
     }
+    if (part < kQ) return;
     if constexpr (kRhs) {
       const T* b = g.b + chunk * int64_t(n) * g.k * g.c + first;
       const int64_t row = int64_t(g.k) * g.c;
@@ -412,6 +429,31 @@ struct GroupBody {
     }
   }
 
+  // Factor hooks: none (the direct forms, or the copies issued before the factor), or the next
+  // wave's copies a row slot every kSpread steps from step 0 (BATCHLA_IL_SPREAD_COPIES).
+  struct NoHook {
+    __device__ __forceinline__ void Step(int) const {}
+    __device__ __forceinline__ void Done(bool) const {}
+  };
+  struct StageHook {
+    static constexpr int kSpread = G / 2 > 0 ? G / 2 : 1;  // the copies done by step NP / 2
+    const Args<T>& g;
+    int64_t w0;
+    T* stage;
+    bool on;  // warp-uniform: there is a next wave
+    __device__ __forceinline__ void Step(int k) const {
+      if (on && k % kSpread == 0 && k / kSpread < kQ) IssueStagePart(g, w0, stage, k / kSpread);
+    }
+    // After the factor (factored: it ran Step for every k) or in its place: the rest, the commit.
+    __device__ __forceinline__ void Done(bool factored) const {
+      if (!on) return;
+      if (!factored)
+#pragma unroll
+        for (int q = 0; q < kQ; ++q) IssueStagePart(g, w0, stage, q);
+      IssueStagePart(g, w0, stage, kQ);
+    }
+  };
+
   // The persistent loop (il::StagedKernel). Its trip count is block-uniform
   // (see il::Kernel); a chunk holds whole warps (Fits), so warps are live or dead as a whole, and
   // a dead warp redoes wave 0 without storing.
@@ -429,16 +471,21 @@ struct GroupBody {
       __syncwarp();  // every lane's copies visible to the warp
       FillFromStage(stage, l, y, g.n, OP == Op::kTrsm && g.unit);
       __syncwarp();  // the stage is free for the next wave
-      if (base + stride < total) IssueStage(g, first(base + stride), stage);
-      Finish<kRhs>(g, first(base) + (threadIdx.x & 31), base + warp < total, l, y);
+      if constexpr (BATCHLA_IL_SPREAD_COPIES) {
+        Finish<kRhs>(g, first(base) + (threadIdx.x & 31), base + warp < total, l, y,
+                     StageHook{g, first(base + stride), stage, base + stride < total});
+      } else {
+        if (base + stride < total) IssueStage(g, first(base + stride), stage);
+        Finish<kRhs>(g, first(base) + (threadIdx.x & 31), base + warp < total, l, y);
+      }
     }
   }
 
   // Factor (or take the given factor), then potrf's store or the solves. Y0: y already holds the
   // first rhs column.
-  template <bool Y0>
+  template <bool Y0, class Hook = NoHook>
   static __device__ __forceinline__ void Finish(const Args<T>& g, int64_t t, bool live, T (&l)[kQ][NP],
-                                                T (&y)[kQ]) {
+                                                T (&y)[kQ], const Hook& hook = {}) {
     static_assert(Y0 || !(OP == Op::kPosv && FOLD), "the folded factor needs the first rhs");
     const int sub = int(t % G);
     const int64_t m = t / G, chunk = m / g.c, lane = m % g.c;
@@ -447,12 +494,13 @@ struct GroupBody {
     T rinv[kQ];
     int info = 0;
     if constexpr (OP == Op::kPosv && FOLD) {
-      info = Factor<true>(l, rinv, y, sub, BcastColumn());
+      info = Factor<true>(l, rinv, y, sub, BcastColumn(), hook);
     } else if constexpr (OP == Op::kPotrf || OP == Op::kPosv) {
-      info = Factor<false>(l, rinv, y, sub, BcastColumn());
+      info = Factor<false>(l, rinv, y, sub, BcastColumn(), hook);
     } else {
       DiagonalInverse(l, rinv, sub, unit);
     }
+    hook.Done(OP == Op::kPotrf || OP == Op::kPosv);
 
     if constexpr (OP == Op::kPotrf) {
       T* out = g.out + chunk * int64_t(n) * n * g.c + lane;
