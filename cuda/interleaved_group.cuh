@@ -39,11 +39,13 @@
 #define BATCHLA_IL_BCAST_WHOLE_LOADS 0
 #endif
 
-// 1: the staged forms issue the next wave's copies a row slot at a time across the factor's first
-// steps (StageHook) instead of all at once before it: the burst filled the load queue
-// (lg_throttle in the ncu of bench/NOTES.md "The register forms' stalls").
+// 1: the uncapped staged forms in float issue the next wave's copies a row slot at a time across
+// the factor's first steps (StageHook) instead of all at once before it, where the burst filled
+// the load queue. Measured (bench/NOTES.md "Lane groups: the next wave's copies spread over the
+// factor"): f32 pad 32 3-9 % faster, the capped forms 10-20 % slower, double ~1 % slower; so
+// only those forms take it.
 #ifndef BATCHLA_IL_SPREAD_COPIES
-#define BATCHLA_IL_SPREAD_COPIES 0
+#define BATCHLA_IL_SPREAD_COPIES 1
 #endif
 
 namespace batchla {
@@ -351,6 +353,8 @@ struct GroupBody {
   static_assert(G * kPieces <= 32 && G % kPairsPerCopy == 0, "a copy covers whole (q, s) pairs");
 
   static constexpr int kStageStride = kStaged ? detail::RoundUp(kStageElems, kV) : 0;  // per warp, whole granules
+  static constexpr bool kSpreadCopies =
+      BATCHLA_IL_SPREAD_COPIES && std::is_same_v<T, float> && GroupForm(LOAD) == kLoadStaged;
 
   static size_t SharedBytes(int, int threads) {
     return size_t(threads / 32) * (kStageStride + kBcastElems) * sizeof(T);
@@ -430,7 +434,7 @@ struct GroupBody {
   }
 
   // Factor hooks: none (the direct forms, or the copies issued before the factor), or the next
-  // wave's copies a row slot every kSpread steps from step 0 (BATCHLA_IL_SPREAD_COPIES).
+  // wave's copies a row slot every kSpread steps from step 0 (kSpreadCopies).
   struct NoHook {
     __device__ __forceinline__ void Step(int) const {}
     __device__ __forceinline__ void Done(bool) const {}
@@ -471,7 +475,7 @@ struct GroupBody {
       __syncwarp();  // every lane's copies visible to the warp
       FillFromStage(stage, l, y, g.n, OP == Op::kTrsm && g.unit);
       __syncwarp();  // the stage is free for the next wave
-      if constexpr (BATCHLA_IL_SPREAD_COPIES) {
+      if constexpr (kSpreadCopies) {
         Finish<kRhs>(g, first(base) + (threadIdx.x & 31), base + warp < total, l, y,
                      StageHook{g, first(base + stride), stage, base + stride < total});
       } else {
