@@ -39,11 +39,11 @@
 #define BATCHLA_IL_BCAST_WHOLE_LOADS 0
 #endif
 
-// 1: the uncapped staged forms in float issue the next wave's copies a row slot at a time across
-// the factor's first steps (StageHook) instead of all at once before it, where the burst filled
-// the load queue. Measured (bench/NOTES.md "Lane groups: the next wave's copies spread over the
-// factor"): f32 pad 32 3-9 % faster, the capped forms 10-20 % slower, double ~1 % slower; so
-// only those forms take it.
+// 1: the uncapped staged forms of the factoring ops in float issue the next wave's copies a row
+// slot at a time across the factor's first steps (StageHook) instead of all at once before it,
+// where the burst filled the load queue. Measured (bench/NOTES.md "Lane groups: the next wave's
+// copies spread over the factor"): f32 posv pad 32 3-9 % faster, the capped forms 10-20 % slower,
+// double ~1 % slower; so only those forms take it.
 #ifndef BATCHLA_IL_SPREAD_COPIES
 #define BATCHLA_IL_SPREAD_COPIES 1
 #endif
@@ -353,8 +353,8 @@ struct GroupBody {
   static_assert(G * kPieces <= 32 && G % kPairsPerCopy == 0, "a copy covers whole (q, s) pairs");
 
   static constexpr int kStageStride = kStaged ? detail::RoundUp(kStageElems, kV) : 0;  // per warp, whole granules
-  static constexpr bool kSpreadCopies =
-      BATCHLA_IL_SPREAD_COPIES && std::is_same_v<T, float> && GroupForm(LOAD) == kLoadStaged;
+  static constexpr bool kSpreadCopies = BATCHLA_IL_SPREAD_COPIES && std::is_same_v<T, float> &&
+                                        GroupForm(LOAD) == kLoadStaged && (OP == Op::kPotrf || OP == Op::kPosv);
 
   static size_t SharedBytes(int, int threads) {
     return size_t(threads / 32) * (kStageStride + kBcastElems) * sizeof(T);
@@ -374,11 +374,11 @@ struct GroupBody {
   // Starts the copies of the wave whose first thread index is w0 (a multiple of 32) into stage.
   // Rows past n and entries right of the diagonal copy a clamped, valid element (FillFromStage
   // replaces them).
-  // Row slot q of them, or (q = kQ) the first rhs column and the commit.
   static __device__ __forceinline__ void IssueStage(const Args<T>& g, int64_t w0, T* stage) {
 #pragma unroll
     for (int q = 0; q <= kQ; ++q) IssueStagePart(g, w0, stage, q);
   }
+  // Part q < kQ: the copies of row slot q; part kQ: the first rhs column, then the commit.
   static __device__ __forceinline__ void IssueStagePart(const Args<T>& g, int64_t w0, T* stage, int part) {
     // The lane index through an opaque move: else ptxas hoists every copy's (loop-invariant)
     // source offset out of RunStaged's loop and keeps them all live, ~70 registers (ptxas -v).
@@ -437,7 +437,7 @@ struct GroupBody {
   // wave's copies a row slot every kSpread steps from step 0 (kSpreadCopies).
   struct NoHook {
     __device__ __forceinline__ void Step(int) const {}
-    __device__ __forceinline__ void Done(bool) const {}
+    __device__ __forceinline__ void Done() const {}
   };
   struct StageHook {
     static constexpr int kSpread = G / 2 > 0 ? G / 2 : 1;  // the copies done by step NP / 2
@@ -448,13 +448,8 @@ struct GroupBody {
     __device__ __forceinline__ void Step(int k) const {
       if (on && k % kSpread == 0 && k / kSpread < kQ) IssueStagePart(g, w0, stage, k / kSpread);
     }
-    // After the factor (factored: it ran Step for every k) or in its place: the rest, the commit.
-    __device__ __forceinline__ void Done(bool factored) const {
-      if (!on) return;
-      if (!factored)
-#pragma unroll
-        for (int q = 0; q < kQ; ++q) IssueStagePart(g, w0, stage, q);
-      IssueStagePart(g, w0, stage, kQ);
+    __device__ __forceinline__ void Done() const {  // after the factor: the rhs and the commit
+      if (on) IssueStagePart(g, w0, stage, kQ);
     }
   };
 
@@ -502,9 +497,10 @@ struct GroupBody {
     } else if constexpr (OP == Op::kPotrf || OP == Op::kPosv) {
       info = Factor<false>(l, rinv, y, sub, BcastColumn(), hook);
     } else {
+      static_assert(std::is_same_v<Hook, NoHook>, "the copies ride on a factor's steps");
       DiagonalInverse(l, rinv, sub, unit);
     }
-    hook.Done(OP == Op::kPotrf || OP == Op::kPosv);
+    hook.Done();
 
     if constexpr (OP == Op::kPotrf) {
       T* out = g.out + chunk * int64_t(n) * n * g.c + lane;
