@@ -374,12 +374,10 @@ struct GroupBody {
   // Starts the copies of the wave whose first thread index is w0 (a multiple of 32) into stage.
   // Rows past n and entries right of the diagonal copy a clamped, valid element (FillFromStage
   // replaces them).
-  static __device__ __forceinline__ void IssueStage(const Args<T>& g, int64_t w0, T* stage) {
-#pragma unroll
-    for (int q = 0; q <= kQ; ++q) IssueStagePart(g, w0, stage, q);
-  }
-  // Part q < kQ: the copies of row slot q; part kQ: the first rhs column, then the commit.
-  static __device__ __forceinline__ void IssueStagePart(const Args<T>& g, int64_t w0, T* stage, int part) {
+  // Parts p0 .. p1 of them: part q < kQ is row slot q, part kQ the first rhs column and the commit
+  // (the whole stage: 0 .. kQ; StageHook issues one part at a time).
+  static __device__ __forceinline__ void IssueStage(const Args<T>& g, int64_t w0, T* stage, int p0 = 0,
+                                                    int p1 = kQ) {
     // The lane index through an opaque move: else ptxas hoists every copy's (loop-invariant)
     // source offset out of RunStaged's loop and keeps them all live, ~70 registers (ptxas -v).
     int lane;
@@ -392,7 +390,7 @@ struct GroupBody {
     const int pair = lane / (G * kPieces), sub = lane / kPieces % G, piece = lane % kPieces;
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
-      if (q != part) continue;
+      if (q < p0 || q > p1) continue;
       const int i = q * G + sub, ir = i < n ? i : n - 1;
       const T* row = a + ir * rs + piece * kPieceElems;
       T* dst = stage + ((Tri(q) + pair) * G + sub) * kMats + piece * kPieceElems;
@@ -402,7 +400,7 @@ struct GroupBody {
         CopyAsync<kPieceBytes>(static_cast<unsigned>(__cvta_generic_to_shared(dst + s0 * G * kMats)), row + sc * cs);
       }
     }
-    if (part < kQ) return;
+    if (p1 < kQ) return;
     if constexpr (kRhs) {
       const T* b = g.b + chunk * int64_t(n) * g.k * g.c + first;
       const int64_t row = int64_t(g.k) * g.c;
@@ -446,10 +444,10 @@ struct GroupBody {
     T* stage;
     bool on;  // warp-uniform: there is a next wave
     __device__ __forceinline__ void Step(int k) const {
-      if (on && k % kSpread == 0 && k / kSpread < kQ) IssueStagePart(g, w0, stage, k / kSpread);
+      if (on && k % kSpread == 0 && k / kSpread < kQ) IssueStage(g, w0, stage, k / kSpread, k / kSpread);
     }
     __device__ __forceinline__ void Done() const {  // after the factor: the rhs and the commit
-      if (on) IssueStagePart(g, w0, stage, kQ);
+      if (on) IssueStage(g, w0, stage, kQ, kQ);
     }
   };
 
