@@ -13,8 +13,7 @@ import jax.numpy as jnp
 
 jax.config.update("jax_enable_x64", True)
 
-import jax_batchla as jb  # noqa: E402
-from bench.ops import make_inputs  # noqa: E402
+from bench.il_order_probe import il_case  # noqa: E402
 from bench.timing import time_jax  # noqa: E402
 
 
@@ -24,15 +23,9 @@ def main():
     p.add_argument("--offsets-mib", default="0,1,2,3,5,8,13,21,34,55")
     args = p.parse_args()
     dtype, n = args.case.split(":")
-    n = int(n)
-    batch = (256 << 20) // (n * n * jnp.dtype(dtype).itemsize)
-    f = jax.jit(lambda a, b: jb.interleaved.solve(a, b, assume_a="pos"))
     for off in (int(x) for x in args.offsets_mib.split(",")):
-        spacer = jnp.zeros((max(off, 1) << 20,), jnp.uint8).block_until_ready() if off else None
-        inp = make_inputs(batch, n, dtype)
-        a = jb.interleaved.to_interleaved(inp["A"])
-        b = jb.interleaved.to_interleaved(inp["b"], a.chunk)
-        del inp
+        spacer = jnp.zeros((off << 20,), jnp.uint8).block_until_ready() if off else None
+        f, (a, b) = il_case(dtype, int(n))
         t = time_jax(f, (a, b))["seconds"] * 1e6
         addr = lambda x: x.data.unsafe_buffer_pointer() if hasattr(x, "data") else -1  # noqa: E731
         print(f"spacer {off:3d} MiB: A at {addr(a):#x} (mod 2 MiB {addr(a) % (2 << 20):#x}), "

@@ -49,7 +49,7 @@ enum BlockForm : int {
   kBlockCapped = 1,
   kBlockDmmaUncapped = 2,
   kBlockDmmaCapped = 3,
-  kBlockRegs = 4,
+  kBlockRegs = kBlockFirstRegsForm,
   kBlockRegsCapped = 5,
 };
 constexpr bool BlockCapped(int form) { return form == kBlockCapped || form == kBlockDmmaCapped; }
@@ -84,8 +84,8 @@ struct BlockBody {
   static constexpr int kBySmem = int(228 * 1024 / (kSharedBytes + 1024));
   static constexpr int kBlocksPerSM = kBySmem < 64 / kMats ? kBySmem : 64 / kMats;
   static constexpr int kCapRegs = 65536 / (kBlocksPerSM * kMats * 32) / 8 * 8;
-  static constexpr int kRegsCap = sizeof(T) == 4 ? 128 : 168;  // float 2 blocks a SM, double 3
-  static constexpr int kMaxRegs = FORM == kBlockRegsCapped ? kRegsCap
+  static constexpr int kRegsFormCap = sizeof(T) == 4 ? 128 : 168;  // float 2 blocks a SM, double 3
+  static constexpr int kMaxRegs = FORM == kBlockRegsCapped ? kRegsFormCap
                                   : !BlockCapped(FORM)     ? 255
                                   : kCapRegs < 64          ? 64
                                   : kCapRegs < 255         ? kCapRegs

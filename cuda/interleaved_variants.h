@@ -84,8 +84,9 @@ constexpr int BlockWarps(int word_bytes) { return 32 / word_bytes; }
 // double only; the register forms (4, 5) are posv's, from pad 24 (smaller matrices fit the lane
 // groups, which measured faster up to pad 32).
 constexpr int kBlockRegsMinPad = 24;
+constexpr int kBlockFirstRegsForm = 4;  // BlockForm kBlockRegs (interleaved_block.cuh)
 constexpr bool BlockFormBuilt(Op op, int alt, int word_bytes, int pad) {
-  if (alt >= 4) return op == Op::kPosv && pad >= kBlockRegsMinPad;
+  if (alt >= kBlockFirstRegsForm) return op == Op::kPosv && pad >= kBlockRegsMinPad;
   return alt < 2 || (word_bytes == 8 && (op == Op::kPotrf || op == Op::kPosv));
 }
 
