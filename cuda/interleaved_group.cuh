@@ -48,6 +48,15 @@
 #define BATCHLA_IL_SPREAD_COPIES 1
 #endif
 
+// 1: the staged forms use what their launch guarantees (Fits): the chunk's offsets fit 32 bits,
+// and only the last row slot holds padding rows (NP - G < n). Each copy's source is then one
+// 32-bit multiply-add and one wide add (the 64-bit form spent ~9 integer instructions a copy,
+// ~7 % of the f64 NP = 32 G = 8 kernel's instructions), and the fill of the other slots needs no
+// padding selects.
+#ifndef BATCHLA_IL_STAGE_LEAN
+#define BATCHLA_IL_STAGE_LEAN 1
+#endif
+
 namespace batchla {
 namespace il {
 
@@ -88,6 +97,7 @@ struct GroupBody {
   static constexpr int kQ = NP / G;  // rows per lane
   static constexpr unsigned kAll = 0xffffffffu;  // every lane runs the body (il::Kernel)
   static constexpr int kMats = 32 / G;  // matrices per warp
+  static constexpr bool kStageLean = BATCHLA_IL_STAGE_LEAN && kStaged;
 
   // Whether a launch fits the variant (else the launcher runs the kLoad64 form): OFF32 needs the
   // offsets within one chunk below 2^31; staging copies whole 16-byte granules of the warp's
@@ -97,7 +107,8 @@ struct GroupBody {
     if (OFF32) return int64_t(g.n) * g.n * g.c < (int64_t(1) << 31);
     if (kStaged)
       return g.c % kMats == 0 && g.mode != kSymmetrize && reinterpret_cast<uintptr_t>(g.a) % 16 == 0 &&
-             reinterpret_cast<uintptr_t>(g.b) % 16 == 0;
+             reinterpret_cast<uintptr_t>(g.b) % 16 == 0 &&
+             (!kStageLean || (g.n > NP - G && int64_t(g.n) * g.n * g.c < (int64_t(1) << 31)));
     return true;
   }
 
@@ -386,18 +397,23 @@ struct GroupBody {
     const int64_t m0 = w0 / G, chunk = m0 / g.c, first = m0 % g.c;
     const T* a = g.a + chunk * int64_t(n) * n * g.c + first;
     const TriangleStrides st(g.mode, n, g.c);
-    const int64_t rs = st.rs, cs = st.cs;
+    // Offsets within the chunk: 32-bit where Fits guarantees they fit (kStageLean).
+    using Off = std::conditional_t<kStageLean, int, int64_t>;
+    const Off rs = Off(st.rs), cs = Off(st.cs);
     const int pair = lane / (G * kPieces), sub = lane / kPieces % G, piece = lane % kPieces;
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
       if (q < p0 || q > p1) continue;
-      const int i = q * G + sub, ir = i < n ? i : n - 1;
-      const T* row = a + ir * rs + piece * kPieceElems;
+      // Padding rows (clamped to row n - 1) sit in the last slot only when kStageLean.
+      const int i = q * G + sub, ir = (kStageLean && q < kQ - 1) || i < n ? i : n - 1;
+      const Off row = ir * rs + piece * kPieceElems;
       T* dst = stage + ((Tri(q) + pair) * G + sub) * kMats + piece * kPieceElems;
 #pragma unroll
       for (int s0 = 0; s0 < kCols(q); s0 += kPairsPerCopy) {
-        const int s = s0 + pair, sc = s < ir ? s : ir;
-        CopyAsync<kPieceBytes>(static_cast<unsigned>(__cvta_generic_to_shared(dst + s0 * G * kMats)), row + sc * cs);
+        // every lane's column s left of the slot's diagonal block: left of its row's diagonal
+        const bool left = kStageLean && s0 + kPairsPerCopy <= q * G;
+        const int s = s0 + pair, sc = left || s < ir ? s : ir;
+        CopyAsync<kPieceBytes>(static_cast<unsigned>(__cvta_generic_to_shared(dst + s0 * G * kMats)), a + (row + sc * cs));
       }
     }
     if (p1 < kQ) return;
@@ -424,9 +440,17 @@ struct GroupBody {
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
       const int i = q * G + sub;
-      const bool real = i < n;
+      const bool real = (kStageLean && q < kQ - 1) || i < n;
 #pragma unroll
-      for (int s = 0; s < kCols(q); ++s) l[q][s] = Padded(stage[((Tri(q) + s) * G + sub) * kMats + mat], i, s, n, unit);
+      for (int s = 0; s < kCols(q); ++s) {
+        const T v = stage[((Tri(q) + s) * G + sub) * kMats + mat];
+        if constexpr (kStageLean) {  // right of the diagonal left as copied (never read as a result)
+          const T w = OP == Op::kTrsm && unit && s == i ? T(1) : v;
+          l[q][s] = real ? w : s == i ? T(1) : T(0);
+        } else {
+          l[q][s] = Padded(v, i, s, n, unit);
+        }
+      }
       if constexpr (kRhs) y[q] = real ? stage[(kTriSlots + i) * kMats + mat] : T(0);
     }
   }

@@ -86,14 +86,20 @@ void AddPadded() {
 // One group shape in one load form (alt, GroupLoad); posv also with and without its first rhs
 // folded into the factor (order kRight / kLeft); the factoring ops also with the column broadcast
 // through shared memory (kGroupBcast; -DIL_GROUP_BCAST=0 leaves those out).
+// -DIL_GROUP_ALT_MASK: only the alts whose bit is set (an A/B of a few table rows' forms).
 #ifndef IL_GROUP_BCAST
 #define IL_GROUP_BCAST 1
 #endif
+#ifndef IL_GROUP_ALT_MASK
+#define IL_GROUP_ALT_MASK 0xffff
+#endif
 template <int kLanes, int kPad, int kAlt>
 void AddGroupAlt() {
-  Add<GroupBody<T, kOp, kPad, kLanes, true, kAlt>>(Kind::kGroup, Order::kRight, kLanes, 0, kPad, kAlt);
-  if constexpr (kOp == Op::kPosv)
-    Add<GroupBody<T, kOp, kPad, kLanes, false, kAlt>>(Kind::kGroup, Order::kLeft, kLanes, 0, kPad, kAlt);
+  if constexpr ((IL_GROUP_ALT_MASK >> kAlt) & 1) {
+    Add<GroupBody<T, kOp, kPad, kLanes, true, kAlt>>(Kind::kGroup, Order::kRight, kLanes, 0, kPad, kAlt);
+    if constexpr (kOp == Op::kPosv)
+      Add<GroupBody<T, kOp, kPad, kLanes, false, kAlt>>(Kind::kGroup, Order::kLeft, kLanes, 0, kPad, kAlt);
+  }
 }
 template <int kLanes, int kPad, int kLoad>
 void AddGroup() {
