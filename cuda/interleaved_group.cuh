@@ -57,8 +57,35 @@
 #define BATCHLA_IL_STAGE_LEAN 1
 #endif
 
+// 1: posv factors A = L D Lᵀ with a unit L (no square roots) instead of L Lᵀ: each step
+// broadcasts column k UNSCALED, so its stores and loads (or shuffles) no longer wait for the
+// pivot's reciprocal; the rows scale their own entry by 1 / d_k, and the solves divide by D once.
+// Same info (the first d_k not > 0), so the same NaN results; potrf keeps L Lᵀ (its output).
+#ifndef BATCHLA_IL_GROUP_LDL
+#define BATCHLA_IL_GROUP_LDL 1
+#endif
+
+// 1: the broadcast forms of float groups of 8 solve Lᵀ x = y in blocks of G rows (BackwardBlocked):
+// one reduce-scatter a block and a short chain per row inside it, instead of a G-lane butterfly on
+// every row's chain.
+#ifndef BATCHLA_IL_GROUP_BLOCKED_BACKWARD
+#define BATCHLA_IL_GROUP_BLOCKED_BACKWARD 1
+#endif
+
 namespace batchla {
 namespace il {
+
+// 1 / d for the L D Lᵀ pivots: no range-check branch on the chain (ApproxRcp); a positive
+// subnormal d, which f64's .ftz reciprocal would flush, takes IEEE division instead. A d that is
+// not > 0 sets info, as RsqrtPivot does.
+template <typename T>
+__device__ __forceinline__ T LdlPivot(T d, int index, int& info) {
+  if (!(d > T(0)) && info == 0) info = index + 1;
+  T dinv = detail::ApproxRcp(d);
+  if constexpr (std::is_same_v<T, double>)
+    if (d > 0.0 && d < 2.2250738585072014e-308) dinv = 1.0 / d;
+  return dinv;
+}
 
 // The forms of a group variant (Variant::alt): how the triangle reaches the registers and, for the
 // staged forms, a register cap (fewer registers, more resident warps: the staged kernel is
@@ -175,6 +202,9 @@ struct GroupBody {
     }
   }
 
+  // posv's factor is L D Lᵀ (BATCHLA_IL_GROUP_LDL): rinv / InvDiag then hold 1 / d_k, L is unit.
+  static constexpr bool kLdl = BATCHLA_IL_GROUP_LDL && OP == Op::kPosv;
+
   // Step k's pivot (RsqrtPivot). BATCHLA_IL_GROUP_F64_RSQRT=0: double through IEEE sqrt and a
   // divide (il::Pivot), as before 2026-11-28 i, for A/Bs.
   static __device__ __forceinline__ void StepPivot(T& d, T& r, int k, int& info) {
@@ -202,7 +232,8 @@ struct GroupBody {
     else return rinv[k / G];
   }
 
-  // Right-looking Cholesky in place; 1 / L(i, i) of the lane's rows where InvDiag reads it. Returns LAPACK's
+  // Right-looking Cholesky in place (posv: L D Lᵀ, kLdl); 1 / L(i, i) (kLdl: 1 / d_i) of the lane's
+  // rows where InvDiag reads it. Returns LAPACK's
   // info (the first pivot that is not > 0, NaN included); the caller NaNs the whole result.
   // RHS: y := L⁻¹ y on the way (posv's first column), off the solve's own dependency chain.
   // hook.Step(k) runs at the top of step k (the staged forms' next copies, StageHook).
@@ -215,8 +246,23 @@ struct GroupBody {
       hook.Step(k);
       const int qk = k / G, owner = k % G;
       T d = __shfl_sync(kAll, l[qk][k], owner, G);
-      T r;
-      StepPivot(d, r, k, info);
+      // Column k through the warp's buffer (kBcast): each lane stores its rows' entries, then
+      // reads rows k + 1.. of its matrix a granule (kV entries) per load. ping-pong: a step's
+      // stores never meet the last one's loads.
+      T* col = bcast + (k & 1) * kBcastBuf;
+      T a[kQ];  // L D Lᵀ: column k as it stands, sent to the group before the pivot's reciprocal
+      if constexpr (kLdl) {
+#pragma unroll
+        for (int q = qk; q < kQ; ++q) a[q] = l[q][k];
+        if constexpr (kBcast) {
+#pragma unroll
+          for (int q = qk; q < kQ; ++q) col[q * G + sub] = a[q];
+          __syncwarp();
+        }
+      }
+      T r;  // 1 / L(k, k), or 1 / d_k (kLdl)
+      if constexpr (kLdl) r = LdlPivot(d, k, info);
+      else StepPivot(d, r, k, info);
       if (!kInvInDiagonal && sub == owner) rinv[qk] = r;
       // The diagonal is read again only as potrf's output, or as 1 / L(k, k) (InvDiag).
       const bool diagonal = sub == owner;
@@ -224,14 +270,16 @@ struct GroupBody {
       for (int q = qk; q < kQ; ++q)
         l[q][k] = (kInvInDiagonal && q == qk && diagonal) ? r
                   : (OP == Op::kPotrf && q == qk && diagonal) ? d : l[q][k] * r;
-      if constexpr (RHS) Eliminate(l, y, k, __shfl_sync(kAll, y[qk], owner, G) * r, sub);
+      if constexpr (RHS) {
+        const T yk = __shfl_sync(kAll, y[qk], owner, G);
+        Eliminate(l, y, k, kLdl ? yk : yk * r, sub);  // L D Lᵀ: L is unit
+      }
       if constexpr (kBcast) {
-        // Column k through the warp's buffer: each lane stores its rows' entries, then reads
-        // rows k + 1.. of its matrix a granule (kV entries) per load.
-        T* col = bcast + (k & 1) * kBcastBuf;  // ping-pong: a step's stores never meet the last one's loads
+        if constexpr (!kLdl) {
 #pragma unroll
-        for (int q = qk; q < kQ; ++q) col[q * G + sub] = l[q][k];
-        __syncwarp();
+          for (int q = qk; q < kQ; ++q) col[q * G + sub] = l[q][k];
+          __syncwarp();
+        }
         T v[kV];  // (the shuffle loop's shape: a j0 / e nest here was not unrolled at NP = 32)
 #pragma unroll
         for (int j = k + 1; j < NP; ++j) {
@@ -242,7 +290,7 @@ struct GroupBody {
       } else {
 #pragma unroll
         for (int j = k + 1; j < NP; ++j) {
-          const T ljk = __shfl_sync(kAll, l[j / G][k], j % G, G);
+          const T ljk = __shfl_sync(kAll, kLdl ? a[j / G] : l[j / G][k], j % G, G);
 #pragma unroll
           for (int q = j / G; q < kQ; ++q) l[q][j] -= l[q][k] * ljk;
         }
@@ -272,8 +320,10 @@ struct GroupBody {
   // y := L⁻¹ y (column-oriented: x_k is broadcast, every lane updates its rows below k).
   static __device__ __forceinline__ void Forward(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub) {
 #pragma unroll
-    for (int k = 0; k < NP; ++k)
-      Eliminate(l, y, k, __shfl_sync(kAll, y[k / G] * InvDiag(l, rinv, k), k % G, G), sub);
+    for (int k = 0; k < NP; ++k) {
+      const T yk = kLdl ? y[k / G] : y[k / G] * InvDiag(l, rinv, k);  // L D Lᵀ: L is unit
+      Eliminate(l, y, k, __shfl_sync(kAll, yk, k % G, G), sub);
+    }
   }
 
   // y := L⁻ᵀ y (row-oriented: x_k = (y_k - Σ_{i>k} L(i, k) x_i) / L(k, k), the sum reduced over
@@ -288,7 +338,74 @@ struct GroupBody {
         if (q > qk || sub > owner) p += l[q][k] * y[q];
 #pragma unroll
       for (int w = G / 2; w > 0; w /= 2) p += __shfl_xor_sync(kAll, p, w, G);
-      if (sub == owner) y[qk] = (y[qk] - p) * InvDiag(l, rinv, k);
+      if (sub == owner) y[qk] = kLdl ? fma(y[qk], InvDiag(l, rinv, k), -p)  // x_k = y_k / d_k - p
+                                     : (y[qk] - p) * InvDiag(l, rinv, k);
+    }
+  }
+
+  // BackwardT in blocks of G rows, for the broadcast forms (their column buffers, free after the
+  // factor, hold each matrix's G x G diagonal block): block b is slot b, row b G + s in lane s.
+  //   1. each lane sums the block's columns over its solved rows (slots above b): G partials;
+  //   2. one reduce-scatter over the group leaves lane s the sum for row b G + s (log2 G shuffle
+  //      rounds in all, not log2 G per row);
+  //   3. the diagonal block goes through shared memory so that lane s holds column s of it;
+  //   4. rows b G + G - 1 .. b G in turn: the owner finishes x, one shuffle sends it, the lanes
+  //      above it in the block take its term.
+  // Measured (bench/NOTES.md "the backward solve in blocks"): float groups of 8 5-10 % faster;
+  // groups of 4 within +-3 %, and double's registers spill (f64 G 4 pad 24 0.76x): those keep BackwardT.
+  static constexpr bool kBlockedBackward = BATCHLA_IL_GROUP_BLOCKED_BACKWARD && kBcast && G == 8 &&
+                                           std::is_same_v<T, float> && G * G <= 2 * kBcastStride;
+  // The lane's own 1 / L(i, i) (or 1 / d_i) of slot b (InvDiag with a lane-dependent column).
+  static __device__ __forceinline__ T OwnInvDiag(const T (&l)[kQ][NP], const T (&rinv)[kQ], int b, int sub) {
+    if constexpr (kInvInDiagonal) {
+      T v = l[b][b * G];
+#pragma unroll
+      for (int s = 1; s < G; ++s) v = sub == s ? l[b][b * G + s] : v;
+      return v;
+    } else {
+      return rinv[b];
+    }
+  }
+  static __device__ __forceinline__ void BackwardBlocked(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ],
+                                                         int sub, T* blk) {
+#pragma unroll
+    for (int b = kQ - 1; b >= 0; --b) {
+      T v[G];  // 1. Σ over the lane's rows i in slots above b of L(i, b G + t) x_i
+#pragma unroll
+      for (int t = 0; t < G; ++t) {
+        v[t] = T(0);
+#pragma unroll
+        for (int q = b + 1; q < kQ; ++q) v[t] = fma(l[q][b * G + t], y[q], v[t]);
+      }
+      // 3. (issued first: its round trip overlaps 2) row b G + sub of the diagonal block
+      __syncwarp();  // the previous block's (or the factor's) reads of blk are done
+#pragma unroll
+      for (int c = 0; c < G; ++c) blk[sub * G + c] = l[b][b * G + c];
+      // 2. reduce-scatter: at distance w a lane keeps the rows whose bit w matches its own
+#pragma unroll
+      for (int w = G / 2; w >= 1; w /= 2) {
+        const bool hi = sub & w;
+#pragma unroll
+        for (int i = 0; i < w; ++i) {
+          const T send = hi ? v[i] : v[i + w];
+          v[i] = (hi ? v[i + w] : v[i]) + __shfl_xor_sync(kAll, send, w, G);
+        }
+      }
+      __syncwarp();
+      T col[G];  // col[t] = L(b G + t, b G + sub), used for t > sub
+#pragma unroll
+      for (int t = 0; t < G; ++t) col[t] = blk[t * G + sub];
+      // 4. x_k = y_k / d_k - p_k (L D Lᵀ), else (y_k - p_k) / L(k, k)
+      const T inv = OwnInvDiag(l, rinv, b, sub);
+      T acc = v[0], x = y[b];
+#pragma unroll
+      for (int t = G - 1; t >= 0; --t) {
+        const T mine = kLdl ? fma(y[b], inv, -acc) : (y[b] - acc) * inv;  // lane t's is final now
+        const T xt = __shfl_sync(kAll, mine, t, G);
+        x = sub == t ? xt : x;
+        acc = fma(col[t], xt, acc);  // lanes below t in the block (above: done, acc unused)
+      }
+      y[b] = x;
     }
   }
 
@@ -377,6 +494,11 @@ struct GroupBody {
     return reinterpret_cast<T*>(il_group_shared);
   }
   // This warp's column buffer (kBcast), its matrix's column in it.
+  // This matrix's G x G block in the warp's column buffers (BackwardBlocked).
+  static __device__ __forceinline__ T* BcastBlock() {
+    const int warp = threadIdx.x / 32, mat = (threadIdx.x & 31) / G;
+    return Shared() + (blockDim.x / 32) * kStageStride + warp * kBcastElems + mat * G * G;
+  }
   static __device__ __forceinline__ T* BcastColumn() {
     const int warp = threadIdx.x / 32, mat = (threadIdx.x & 31) / G;
     return Shared() + (blockDim.x / 32) * kStageStride + warp * kBcastElems + mat * kBcastStride;
@@ -550,7 +672,8 @@ struct GroupBody {
       const bool forward_done = OP == Op::kPosv && FOLD && col == 0;  // in the factor
       if (!(Y0 && col == 0)) LoadRhs(g, t, col, y);
       if (forward && !forward_done) Forward(l, rinv, y, sub);
-      if (backward) BackwardT(l, rinv, y, sub);
+      if constexpr (kBlockedBackward) BackwardBlocked(l, rinv, y, sub, BcastBlock());
+      else if (backward) BackwardT(l, rinv, y, sub);
 #pragma unroll
       for (int q = 0; q < kQ; ++q) {
         const int i = q * G + sub;
