@@ -82,8 +82,10 @@ template <typename T>
 __device__ __forceinline__ T LdlPivot(T d, int index, int& info) {
   if (!(d > T(0)) && info == 0) info = index + 1;
   T dinv = detail::ApproxRcp(d);
-  if constexpr (std::is_same_v<T, double>)
-    if (d > 0.0 && d < 2.2250738585072014e-308) dinv = 1.0 / d;
+  if constexpr (std::is_same_v<T, double>) {
+    constexpr double kMinNormal = 2.2250738585072014e-308;  // DBL_MIN
+    if (d > 0.0 && d < kMinNormal) dinv = 1.0 / d;
+  }
   return dinv;
 }
 
@@ -403,7 +405,7 @@ struct GroupBody {
         const T mine = kLdl ? fma(y[b], inv, -acc) : (y[b] - acc) * inv;  // lane t's is final now
         const T xt = __shfl_sync(kAll, mine, t, G);
         x = sub == t ? xt : x;
-        acc = fma(col[t], xt, acc);  // lanes below t in the block (above: done, acc unused)
+        acc = fma(col[t], xt, acc);  // rows above b G + t take its term (rows below: done, acc unread)
       }
       y[b] = x;
     }
@@ -493,12 +495,12 @@ struct GroupBody {
     extern __shared__ __align__(16) unsigned char il_group_shared[];
     return reinterpret_cast<T*>(il_group_shared);
   }
-  // This warp's column buffer (kBcast), its matrix's column in it.
   // This matrix's G x G block in the warp's column buffers (BackwardBlocked).
   static __device__ __forceinline__ T* BcastBlock() {
     const int warp = threadIdx.x / 32, mat = (threadIdx.x & 31) / G;
     return Shared() + (blockDim.x / 32) * kStageStride + warp * kBcastElems + mat * G * G;
   }
+  // This warp's column buffer (kBcast), its matrix's column in it.
   static __device__ __forceinline__ T* BcastColumn() {
     const int warp = threadIdx.x / 32, mat = (threadIdx.x & 31) / G;
     return Shared() + (blockDim.x / 32) * kStageStride + warp * kBcastElems + mat * kBcastStride;
