@@ -67,7 +67,7 @@
 
 // 1: the broadcast forms of float groups of 8 solve Lᵀ x = y in blocks of G rows (BackwardBlocked):
 // one reduce-scatter a block and a short chain per row inside it, instead of a G-lane butterfly on
-// every row's chain.
+// every row's chain. 2: double's groups of 8 too (for A/Bs: f64 pad 32 spills 40-100 B with it).
 #ifndef BATCHLA_IL_GROUP_BLOCKED_BACKWARD
 #define BATCHLA_IL_GROUP_BLOCKED_BACKWARD 1
 #endif
@@ -356,7 +356,8 @@ struct GroupBody {
   // Measured (bench/NOTES.md "the backward solve in blocks"): float groups of 8 5-10 % faster;
   // groups of 4 within +-3 %, and double's registers spill (f64 G 4 pad 24 0.76x): those keep BackwardT.
   static constexpr bool kBlockedBackward = BATCHLA_IL_GROUP_BLOCKED_BACKWARD && kBcast && G == 8 &&
-                                           std::is_same_v<T, float> && G * G <= 2 * kBcastStride;
+                                           (std::is_same_v<T, float> || BATCHLA_IL_GROUP_BLOCKED_BACKWARD == 2) &&
+                                           G * G <= 2 * kBcastStride;
   // The lane's own 1 / L(i, i) (or 1 / d_i) of slot b (InvDiag with a lane-dependent column).
   static __device__ __forceinline__ T OwnInvDiag(const T (&l)[kQ][NP], const T (&rinv)[kQ], int b, int sub) {
     if constexpr (kInvInDiagonal) {
