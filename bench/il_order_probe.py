@@ -19,28 +19,27 @@ from bench.timing import time_jax  # noqa: E402
 MIB = 1 << 20
 
 
-def il_case(dtype: str, n: int):
+def _posv_inputs(dtype: str, n: int):
+    """The bench's posv inputs (A, b) for a 256 MiB batch of A."""
     batch = (256 * MIB) // (n * n * jax.numpy.dtype(dtype).itemsize)
     inp = make_inputs(batch, n, dtype)
-    a = jb.interleaved.to_interleaved(inp["A"])
-    b = jb.interleaved.to_interleaved(inp["b"], a.chunk)
+    return tuple(inp[k] for k in OPS["posv"].args)
+
+
+def il_case(dtype: str, n: int):
+    a, b = _posv_inputs(dtype, n)
+    a = jb.interleaved.to_interleaved(a)
+    b = jb.interleaved.to_interleaved(b, a.chunk)
     f = jax.jit(lambda a, b: jb.interleaved.solve(a, b, assume_a="pos"))
     return f, (a, b)
 
 
 def std_case(dtype: str, n: int):
-    batch = (256 * MIB) // (n * n * jax.numpy.dtype(dtype).itemsize)
-    inp = make_inputs(batch, n, dtype)
-    op = OPS["posv"]
-    args = tuple(inp[k] for k in op.args)
-    return jax.jit(lambda *x: op.ours(jb, *x)), args
+    return jax.jit(lambda *x: OPS["posv"].ours(jb, *x)), _posv_inputs(dtype, n)
 
 
 def jnp_case(dtype: str, n: int):
-    batch = (256 * MIB) // (n * n * jax.numpy.dtype(dtype).itemsize)
-    inp = make_inputs(batch, n, dtype)
-    op = OPS["posv"]
-    return jax.jit(op.jnp), tuple(inp[k] for k in op.args)
+    return jax.jit(OPS["posv"].jnp), _posv_inputs(dtype, n)
 
 
 def main():

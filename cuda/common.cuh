@@ -127,12 +127,14 @@ struct Scalar<float> {
   __device__ static float NaN() { return __int_as_float(0x7fc00000); }
   __device__ static float Sqrt(float x) { return sqrtf(x); }   // IEEE-rounded (no fast-math)
   static constexpr float kEps = 1.1920928955078125e-07f;
+  static constexpr float kMinNormal = 1.17549435e-38f;  // FLT_MIN
 };
 template <>
 struct Scalar<double> {
   __device__ static double NaN() { return __longlong_as_double(0x7ff8000000000000ll); }
   __device__ static double Sqrt(double x) { return sqrt(x); }
   static constexpr double kEps = 2.220446049250313e-16;
+  static constexpr double kMinNormal = 2.2250738585072014e-308;  // DBL_MIN
 };
 
 // 16 bytes of T as one vector: the mapping behind every class's 16-byte shared- and global-memory

@@ -82,10 +82,8 @@ template <typename T>
 __device__ __forceinline__ T LdlPivot(T d, int index, int& info) {
   if (!(d > T(0)) && info == 0) info = index + 1;
   T dinv = detail::ApproxRcp(d);
-  if constexpr (std::is_same_v<T, double>) {
-    constexpr double kMinNormal = 2.2250738585072014e-308;  // DBL_MIN
-    if (d > 0.0 && d < kMinNormal) dinv = 1.0 / d;
-  }
+  if constexpr (std::is_same_v<T, double>)
+    if (d > 0.0 && d < Scalar<double>::kMinNormal) dinv = 1.0 / d;
   return dinv;
 }
 
@@ -132,12 +130,12 @@ struct GroupBody {
   // offsets within one chunk below 2^31; staging copies whole 16-byte granules of the warp's
   // kMats consecutive matrices, so a chunk must hold whole warps and the buffers be aligned, and
   // it reads one triangle only (no symmetrize).
+  static bool ChunkOffsetsFit32(const Args<T>& g) { return int64_t(g.n) * g.n * g.c < (int64_t(1) << 31); }
   static bool Fits(const Args<T>& g) {
-    if (OFF32) return int64_t(g.n) * g.n * g.c < (int64_t(1) << 31);
+    if (OFF32) return ChunkOffsetsFit32(g);
     if (kStaged)
       return g.c % kMats == 0 && g.mode != kSymmetrize && reinterpret_cast<uintptr_t>(g.a) % 16 == 0 &&
-             reinterpret_cast<uintptr_t>(g.b) % 16 == 0 &&
-             (!kStageLean || (g.n > NP - G && int64_t(g.n) * g.n * g.c < (int64_t(1) << 31)));
+             reinterpret_cast<uintptr_t>(g.b) % 16 == 0 && (!kStageLean || (g.n > NP - G && ChunkOffsetsFit32(g)));
     return true;
   }
 
@@ -345,6 +343,15 @@ struct GroupBody {
     }
   }
 
+  // The diagonal entry of the lane's row in slot q (its column depends on the lane).
+  static __device__ __forceinline__ T LaneDiagonal(const T (&l)[kQ][NP], int q, int sub) {
+    T d = T(1);
+#pragma unroll
+    for (int s = 0; s < G; ++s)
+      if (sub == s) d = l[q][q * G + s];
+    return d;
+  }
+
   // BackwardT in blocks of G rows, for the broadcast forms (their column buffers, free after the
   // factor, hold each matrix's G x G diagonal block): block b is slot b, row b G + s in lane s.
   //   1. each lane sums the block's columns over its solved rows (slots above b): G partials;
@@ -360,14 +367,8 @@ struct GroupBody {
                                            G * G <= 2 * kBcastStride;
   // The lane's own 1 / L(i, i) (or 1 / d_i) of slot b (InvDiag with a lane-dependent column).
   static __device__ __forceinline__ T OwnInvDiag(const T (&l)[kQ][NP], const T (&rinv)[kQ], int b, int sub) {
-    if constexpr (kInvInDiagonal) {
-      T v = l[b][b * G];
-#pragma unroll
-      for (int s = 1; s < G; ++s) v = sub == s ? l[b][b * G + s] : v;
-      return v;
-    } else {
-      return rinv[b];
-    }
+    if constexpr (kInvInDiagonal) return LaneDiagonal(l, b, sub);
+    else return rinv[b];
   }
   static __device__ __forceinline__ void BackwardBlocked(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ],
                                                          int sub, T* blk) {
@@ -415,13 +416,7 @@ struct GroupBody {
   // 1 / L(i, i) of the lane's rows of a given factor (the diagonal column depends on the lane).
   static __device__ __forceinline__ void DiagonalInverse(const T (&l)[kQ][NP], T (&rinv)[kQ], int sub, bool unit) {
 #pragma unroll
-    for (int q = 0; q < kQ; ++q) {
-      T d = T(1);
-#pragma unroll
-      for (int s = 0; s < G; ++s)
-        if (sub == s) d = l[q][q * G + s];
-      rinv[q] = unit ? T(1) : T(1) / d;
-    }
+    for (int q = 0; q < kQ; ++q) rinv[q] = unit ? T(1) : T(1) / LaneDiagonal(l, q, sub);
   }
 
   // Right-hand side column col of thread t's matrix into y (rows past n: 0).

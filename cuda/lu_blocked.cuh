@@ -97,7 +97,7 @@ __device__ __forceinline__ float LuInf<float>() { return __int_as_float(0x7f8000
 template <>
 __device__ __forceinline__ double LuInf<double>() { return __longlong_as_double(0x7ff0000000000000ll); }
 template <typename T>
-__host__ __device__ constexpr T LuMinNormal() { return sizeof(T) == 8 ? T(2.2250738585072014e-308) : T(1.17549435e-38f); }
+__host__ __device__ constexpr T LuMinNormal() { return Scalar<T>::kMinNormal; }
 
 // Block reduction helpers (all threads get the result; uses sh->redv / redi; two barriers).
 template <typename T, int NT>
