@@ -8,9 +8,13 @@
 // [0, (q + 1) G) of it, so every register index is a compile-time constant whichever lane it is
 // (entries right of the diagonal are never read as results).
 //
-// Compiled for a padded size NP = G Q (every loop unrolled) and run for any n in (NP - G, NP]:
-// rows and columns n..NP-1 are the identity, which the factorization and the solves keep exact
-// (pivots 1, zero off-diagonal), so no step tests n.
+// Compiled for a padded size NP in Q = ceil(NP / G) row slots (every loop unrolled) and run for
+// any n in ((Q - 1) G, NP]: rows and columns n..NP-1 are the identity, which the factorization and
+// the solves keep exact (pivots 1, zero off-diagonal), so no step tests n. Where G does not divide
+// NP the last slot is partial, so a shape can be compiled for any n (NP - n steps and columns fewer
+// than the next multiple of G): posv keeps that slot's E real rows transposed across the group
+// where GroupTail says so (the tail, kTail below); otherwise the slot's lanes past row NP - 1 hold
+// a zero row with no column of its own ("ghost" rows: never a pivot, their y and x stay 0).
 //
 // The triangle reaches the registers in one of the forms of GroupLoad: each lane loads its rows
 // from global memory (il::Kernel), or staged: each warp copies its next wave of matrices into a
@@ -72,8 +76,25 @@
 #define BATCHLA_IL_GROUP_BLOCKED_BACKWARD 1
 #endif
 
+// 1: posv with a partial last row slot keeps that slot's rows transposed across the group (the
+// tail, GroupBody::kTail) where GroupTail says so, instead of in one lane each beside G - E idle
+// ghost rows. 0: ghost rows always (for A/Bs; potrf, potrs and trsm always use them).
+#ifndef BATCHLA_IL_GROUP_TAIL
+#define BATCHLA_IL_GROUP_TAIL 1
+#endif
+
 namespace batchla {
 namespace il {
+
+// Whether posv's shape (G, NP) keeps its partial last slot transposed (GroupBody::kTail). Measured
+// (bench/NOTES.md "Lane groups: the transposed tail"): it wins where at most a quarter of the
+// slot's lanes hold real rows (E <= G / 4: the ghost rows waste three quarters of the slot or
+// more), is even at E = 2 of 4 and loses 5-25 % from E = 3 (E shuffles and selects a step); and
+// it fits registers where the ghost rows would not (f64 G 4 pads 25, 26).
+constexpr bool GroupTail(int g, int pad, int word_bytes) {
+  const int e = pad % g;
+  return e != 0 && (4 * e <= g || GroupLaneElems(g, pad) * (word_bytes / 4) > kGroupMaxRegs);
+}
 
 // 1 / d for the L D Lᵀ pivots: no range-check branch on the chain (ApproxRcp); a positive
 // subnormal d, which f64's .ftz reciprocal would flush, takes IEEE division instead. A d that is
@@ -116,12 +137,30 @@ constexpr int GroupMaxRegs(int alt) {
 // LOAD: the form (Variant::alt): how the triangle reaches the registers (GroupLoad), and kGroupBcast.
 template <typename T, Op OP, int NP, int G, bool FOLD = true, int LOAD = kLoad64>
 struct GroupBody {
-  static_assert(32 % G == 0 && NP % G == 0, "a group divides the warp and the padded size");
+  static_assert(32 % G == 0 && NP >= G, "a group divides the warp");
   static constexpr bool OFF32 = GroupForm(LOAD) == kLoad32;
   static constexpr bool kStaged = GroupForm(LOAD) >= kLoadStaged;
   static constexpr int kMaxRegs = GroupMaxRegs(LOAD);  // il::StagedKernel's cap
   static constexpr int kThreadsPerMatrix = G;
-  static constexpr int kQ = NP / G;  // rows per lane
+  static constexpr int kQ = (NP + G - 1) / G;  // rows per lane (row slots)
+  static constexpr int kRows = kQ * G;         // rows NP.. kRows - 1: the ghost rows of a partial last slot
+  // The tail (posv, L D Lᵀ, a partial last slot): its E = NP % G rows kNM + e are kept TRANSPOSED:
+  // lane sub holds A(kNM + e, t G + sub) in x[e][t], for t < kQM the columns of its own main rows
+  // (so a step's update of the tail needs no exchange: a(t G + sub, k) is the lane's own), for
+  // t = kQM column kNM + sub of the tail's own block (used for sub <= e). Each lane then pays
+  // ~E (kNM - k) / G FMAs a step for the tail, where the ghost-row form pays NP - k in every lane
+  // of the last slot, and keeps E (kQM + 1) registers for it instead of NP. The tail's y (then
+  // x) and 1 / d are kept by every lane alike. The other rows: kQM full slots, kNM = kQM G.
+  static constexpr int kE = NP % G;
+  static constexpr bool kTail =
+      BATCHLA_IL_GROUP_TAIL && BATCHLA_IL_GROUP_LDL && OP == Op::kPosv && GroupTail(G, NP, int(sizeof(T)));
+  static constexpr int kQM = kTail ? kQ - 1 : kQ;   // row slots kept row-wise
+  static constexpr int kNM = kTail ? kQM * G : NP;  // their rows and columns
+  struct Tail {  // one dummy element where !kTail (never read, so never allocated)
+    T x[kTail ? kE : 1][kQM + 1];
+    T y[kTail ? kE : 1];  // the tail rows' y, then x
+    T r[kTail ? kE : 1];  // 1 / d of the tail's pivots
+  };
   static constexpr unsigned kAll = 0xffffffffu;  // every lane runs the body (il::Kernel)
   static constexpr int kMats = 32 / G;  // matrices per warp
   static constexpr bool kStageLean = BATCHLA_IL_STAGE_LEAN && kStaged;
@@ -135,18 +174,40 @@ struct GroupBody {
     if (OFF32) return ChunkOffsetsFit32(g);
     if (kStaged)
       return g.c % kMats == 0 && g.mode != kSymmetrize && reinterpret_cast<uintptr_t>(g.a) % 16 == 0 &&
-             reinterpret_cast<uintptr_t>(g.b) % 16 == 0 && (!kStageLean || (g.n > NP - G && ChunkOffsetsFit32(g)));
+             reinterpret_cast<uintptr_t>(g.b) % 16 == 0 &&
+             (!kStageLean || ((kQ - 1) * G < g.n && ChunkOffsetsFit32(g)));
     return true;
   }
 
+  // Whether the shape holds an n x n matrix at all (the launcher checks; the table gives each n a
+  // shape that runs it, GroupRuns, and only the lean staged forms need the padding in the last slot).
+  static bool Holds(int n) { return n >= 1 && n <= NP; }
+
   // Element (row q of this lane, column s) is kept for s < kCols(q).
-  static constexpr int kCols(int q) { return (q + 1) * G; }
+  static constexpr int kCols(int q) { return (q + 1) * G < NP ? (q + 1) * G : NP; }
 
   // Entry (i, s) of the padded triangle from the value v read for it: the identity past n (and
   // trsm's unit diagonal), zero right of the diagonal.
   static __device__ __forceinline__ T Padded(T v, int i, int s, int n, bool unit) {
     const bool real = i < n;
     return (s == i && (unit || !real)) ? T(1) : (s <= i && real) ? v : T(0);
+  }
+
+  // The tail's entries (Tail) through load(ir, sc), the element (ir, sc) of an always valid pair
+  // (row clamped to n - 1, column to the row's diagonal), as the row-wise loads do.
+  template <class Load>
+  static __device__ __forceinline__ void FillTail(Tail& tl, int sub, int n, const Load& load) {
+    if constexpr (kTail) {
+#pragma unroll
+      for (int e = 0; e < kE; ++e) {
+        const int i = kNM + e, ir = i < n ? i : n - 1;
+#pragma unroll
+        for (int t = 0; t <= kQM; ++t) {
+          const int s = t * G + sub;
+          tl.x[e][t] = Padded(load(ir, s < ir ? s : ir), i, s, n, false);
+        }
+      }
+    }
   }
 
   // The lower triangle of the padded matrix: a's (i, s) for s <= i < n, identity past n.
@@ -160,10 +221,10 @@ struct GroupBody {
   //   but ptxas then sinks many loads into the factor next to their first use (SASS), which
   //   puts memory latency on the factor's chain: faster at some n, slower at others.
   template <bool SYM>
-  static __device__ __forceinline__ void LoadTriangle32(T (&l)[kQ][NP], const T* p, int rs, int cs, int sub,
+  static __device__ __forceinline__ void LoadTriangle32(T (&l)[kQM][kNM], const T* p, int rs, int cs, int sub,
                                                         int n, bool unit) {
 #pragma unroll
-    for (int q = 0; q < kQ; ++q) {
+    for (int q = 0; q < kQM; ++q) {
       const int i = q * G + sub;
       const bool real = i < n;
       const int ir = real ? i : n - 1;
@@ -183,10 +244,10 @@ struct GroupBody {
   }
 
   template <bool SYM>
-  static __device__ __forceinline__ void LoadTriangle64(T (&l)[kQ][NP], const T* p, int64_t rs, int64_t cs,
+  static __device__ __forceinline__ void LoadTriangle64(T (&l)[kQM][kNM], const T* p, int64_t rs, int64_t cs,
                                                         int sub, int n, bool unit) {
 #pragma unroll
-    for (int q = 0; q < kQ; ++q) {
+    for (int q = 0; q < kQM; ++q) {
       const int i = q * G + sub;
       const bool real = i < n;
       const int ir = real ? i : n - 1;
@@ -214,11 +275,11 @@ struct GroupBody {
 
   // One column step of y := L⁻¹ y: x_k (known to every lane) becomes the owner's y_k, and each
   // lane updates its rows below k.
-  static __device__ __forceinline__ void Eliminate(const T (&l)[kQ][NP], T (&y)[kQ], int k, T xk, int sub) {
+  static __device__ __forceinline__ void Eliminate(const T (&l)[kQM][kNM], T (&y)[kQM], int k, T xk, int sub) {
     const int qk = k / G, owner = k % G;
     if (sub == owner) y[qk] = xk;
 #pragma unroll
-    for (int q = qk; q < kQ; ++q)
+    for (int q = qk; q < kQM; ++q)
       if (q > qk || sub > owner) y[q] -= l[q][k] * xk;
   }
 
@@ -227,7 +288,7 @@ struct GroupBody {
   // 200 registers. Uncapped it made ptxas spill more (f64 NP = 32 G = 8: 0 -> 68-116 bytes); the
   // float64 capped forms (NP = 16-20) were tuned and measured without it, so they keep rinv.
   static constexpr bool kInvInDiagonal = OP == Op::kPosv && kMaxRegs < 255 && sizeof(T) == 4;
-  static __device__ __forceinline__ T InvDiag(const T (&l)[kQ][NP], const T (&rinv)[kQ], int k) {
+  static __device__ __forceinline__ T InvDiag(const T (&l)[kQM][kNM], const T (&rinv)[kQM], int k) {
     if constexpr (kInvInDiagonal) return l[k / G][k];
     else return rinv[k / G];
   }
@@ -238,11 +299,11 @@ struct GroupBody {
   // RHS: y := L⁻¹ y on the way (posv's first column), off the solve's own dependency chain.
   // hook.Step(k) runs at the top of step k (the staged forms' next copies, StageHook).
   template <bool RHS, class Hook>
-  static __device__ __forceinline__ int Factor(T (&l)[kQ][NP], T (&rinv)[kQ], T (&y)[kQ], int sub, T* bcast,
-                                               const Hook& hook) {
+  static __device__ __forceinline__ int Factor(T (&l)[kQM][kNM], T (&rinv)[kQM], T (&y)[kQM], Tail& tl, int sub,
+                                               T* bcast, const Hook& hook) {
     int info = 0;
 #pragma unroll
-    for (int k = 0; k < NP; ++k) {
+    for (int k = 0; k < kNM; ++k) {
       hook.Step(k);
       const int qk = k / G, owner = k % G;
       T d = __shfl_sync(kAll, l[qk][k], owner, G);
@@ -250,13 +311,13 @@ struct GroupBody {
       // reads rows k + 1.. of its matrix a granule (kV entries) per load. ping-pong: a step's
       // stores never meet the last one's loads.
       T* col = bcast + (k & 1) * kBcastBuf;
-      T a[kQ];  // L D Lᵀ: column k as it stands, sent to the group before the pivot's reciprocal
+      T a[kQM];  // L D Lᵀ: column k as it stands, sent to the group before the pivot's reciprocal
       if constexpr (kLdl) {
 #pragma unroll
-        for (int q = qk; q < kQ; ++q) a[q] = l[q][k];
+        for (int q = qk; q < kQM; ++q) a[q] = l[q][k];
         if constexpr (kBcast) {
 #pragma unroll
-          for (int q = qk; q < kQ; ++q) col[q * G + sub] = a[q];
+          for (int q = qk; q < kQM; ++q) col[q * G + sub] = a[q];
           __syncwarp();
         }
       }
@@ -267,36 +328,122 @@ struct GroupBody {
       // The diagonal is read again only as potrf's output, or as 1 / L(k, k) (InvDiag).
       const bool diagonal = sub == owner;
 #pragma unroll
-      for (int q = qk; q < kQ; ++q)
+      for (int q = qk; q < kQM; ++q)
         l[q][k] = (kInvInDiagonal && q == qk && diagonal) ? r
                   : (OP == Op::kPotrf && q == qk && diagonal) ? d : l[q][k] * r;
+      T yk = T(0);
       if constexpr (RHS) {
-        const T yk = __shfl_sync(kAll, y[qk], owner, G);
+        yk = __shfl_sync(kAll, y[qk], owner, G);
         Eliminate(l, y, k, kLdl ? yk : yk * r, sub);  // L D Lᵀ: L is unit
       }
+      if constexpr (kTail) TailStep<RHS>(tl, a, r, yk, k, sub);
       if constexpr (kBcast) {
         if constexpr (!kLdl) {
 #pragma unroll
-          for (int q = qk; q < kQ; ++q) col[q * G + sub] = l[q][k];
+          for (int q = qk; q < kQM; ++q) col[q * G + sub] = l[q][k];
           __syncwarp();
         }
         T v[kV];  // (the shuffle loop's shape: a j0 / e nest here was not unrolled at NP = 32)
 #pragma unroll
-        for (int j = k + 1; j < NP; ++j) {
+        for (int j = k + 1; j < kNM; ++j) {
           if (j == k + 1 || j % kV == 0) LoadGranule(col + j / kV * kV, v);
 #pragma unroll
-          for (int q = j / G; q < kQ; ++q) l[q][j] -= l[q][k] * v[j % kV];
+          for (int q = j / G; q < kQM; ++q) l[q][j] -= l[q][k] * v[j % kV];
         }
       } else {
 #pragma unroll
-        for (int j = k + 1; j < NP; ++j) {
+        for (int j = k + 1; j < kNM; ++j) {
           const T ljk = __shfl_sync(kAll, kLdl ? a[j / G] : l[j / G][k], j % G, G);
 #pragma unroll
-          for (int q = j / G; q < kQ; ++q) l[q][j] -= l[q][k] * ljk;
+          for (int q = j / G; q < kQM; ++q) l[q][j] -= l[q][k] * ljk;
         }
       }
     }
+    if constexpr (kTail) TailFactor<RHS>(tl, sub, info);
     return info;
+  }
+
+  // Main step k's update of the tail (kTail): L(kNM + e, k) = a(kNM + e, k) / d_k from the
+  // owner of column k, then every lane's columns t G + sub > k with its own rows' a(t G + sub, k),
+  // and the tail block's column kNM + sub with tail row sub's a; y_tail -= L y_k (RHS).
+  template <bool RHS>
+  static __device__ __forceinline__ void TailStep(Tail& tl, const T (&a)[kQM], T r, T yk, int k, int sub) {
+    const int qk = k / G, owner = k % G;
+    T ak[kE], lt[kE], amine = T(0);
+#pragma unroll
+    for (int e = 0; e < kE; ++e) {
+      ak[e] = __shfl_sync(kAll, tl.x[e][qk], owner, G);  // before r: off the pivot's chain
+      lt[e] = ak[e] * r;
+      if (sub == owner) tl.x[e][qk] = lt[e];  // the owner keeps L(kNM + e, k) for the solves
+      if (sub == e) amine = ak[e];
+    }
+#pragma unroll
+    for (int e = 0; e < kE; ++e) {
+#pragma unroll
+      for (int t = qk; t < kQM; ++t)
+        if (t > qk || sub > owner) tl.x[e][t] -= lt[e] * a[t];
+      tl.x[e][kQM] -= lt[e] * amine;
+      if constexpr (RHS) tl.y[e] -= lt[e] * yk;
+    }
+  }
+
+  // The tail block's own L D Lᵀ (steps kNM .. NP - 1): pivot k of it in lane k.
+  template <bool RHS>
+  static __device__ __forceinline__ void TailFactor(Tail& tl, int sub, int& info) {
+#pragma unroll
+    for (int k = 0; k < kE; ++k) {
+      const T d = __shfl_sync(kAll, tl.x[k][kQM], k, G);
+      T ak[kE], amine = T(0);
+#pragma unroll
+      for (int e = k + 1; e < kE; ++e) {
+        ak[e] = __shfl_sync(kAll, tl.x[e][kQM], k, G);
+        if (sub == e) amine = ak[e];
+      }
+      const T r = LdlPivot(d, kNM + k, info);
+      tl.r[k] = r;
+#pragma unroll
+      for (int e = k + 1; e < kE; ++e) {
+        const T lt = ak[e] * r;
+        if (sub == k) tl.x[e][kQM] = lt;
+        else if (sub > k) tl.x[e][kQM] -= lt * amine;  // columns left of k are final
+        if constexpr (RHS) tl.y[e] -= lt * tl.y[k];
+      }
+    }
+  }
+
+  // y_tail := the tail rows of L⁻¹ y, after Forward gave the main rows'.
+  static __device__ __forceinline__ void ForwardTail(Tail& tl, const T (&y)[kQM], int sub) {
+#pragma unroll
+    for (int e = 0; e < kE; ++e) {
+      T p = T(0);  // Σ over the lane's columns t G + sub of L(kNM + e, .) y
+#pragma unroll
+      for (int t = 0; t < kQM; ++t) p = fma(tl.x[e][t], y[t], p);
+#pragma unroll
+      for (int w = G / 2; w > 0; w /= 2) p += __shfl_xor_sync(kAll, p, w, G);
+      tl.y[e] -= p;
+    }
+#pragma unroll
+    for (int k = 0; k < kE; ++k)
+#pragma unroll
+      for (int e = k + 1; e < kE; ++e) tl.y[e] -= __shfl_sync(kAll, tl.x[e][kQM], k, G) * tl.y[k];
+  }
+
+  // x_tail := the tail rows of D⁻¹ L⁻ᵀ y (first: nothing below them), then c[t] = Σ_e L(kNM + e,
+  // t G + sub) x_e, the tail's term in row t G + sub's backward sum (its owner adds it).
+  static __device__ __forceinline__ void BackwardTail(Tail& tl, T (&c)[kQM], int sub) {
+#pragma unroll
+    for (int k = kE - 1; k >= 0; --k) {
+      T p = T(0);  // lane k: Σ_{e > k} L(kNM + e, kNM + k) x_e
+#pragma unroll
+      for (int e = k + 1; e < kE; ++e) p = fma(tl.x[e][kQM], tl.y[e], p);
+      tl.y[k] = __shfl_sync(kAll, fma(tl.y[k], tl.r[k], -p), k, G);
+    }
+#pragma unroll
+    for (int t = 0; t < kQM; ++t) {
+      c[t] = T(0);
+#pragma unroll
+      for (int e = 0; e < kE; ++e) c[t] = fma(tl.x[e][t], tl.y[e], c[t]);
+    }
   }
 
   // kBcast: each warp's two column buffers in shared memory, after the stages (if any). Matrix
@@ -305,7 +452,7 @@ struct GroupBody {
   static constexpr bool kBcast = GroupBcast(LOAD);
   static_assert(!kBcast || OP == Op::kPotrf || OP == Op::kPosv, "the broadcast is the factor's");
   static constexpr int kV = 16 / int(sizeof(T));  // elements per granule
-  static constexpr int kBcastStride = ((NP * int(sizeof(T)) + 15) / 16 | 1) * kV;
+  static constexpr int kBcastStride = ((kRows * int(sizeof(T)) + 15) / 16 | 1) * kV;
   static constexpr int kBcastBuf = kMats * kBcastStride;
   static constexpr int kBcastElems = kBcast ? 2 * kBcastBuf : 0;  // per warp
 
@@ -318,9 +465,9 @@ struct GroupBody {
   }
 
   // y := L⁻¹ y (column-oriented: x_k is broadcast, every lane updates its rows below k).
-  static __device__ __forceinline__ void Forward(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub) {
+  static __device__ __forceinline__ void Forward(const T (&l)[kQM][kNM], const T (&rinv)[kQM], T (&y)[kQM], int sub) {
 #pragma unroll
-    for (int k = 0; k < NP; ++k) {
+    for (int k = 0; k < kNM; ++k) {
       const T yk = kLdl ? y[k / G] : y[k / G] * InvDiag(l, rinv, k);  // L D Lᵀ: L is unit
       Eliminate(l, y, k, __shfl_sync(kAll, yk, k % G, G), sub);
     }
@@ -328,13 +475,15 @@ struct GroupBody {
 
   // y := L⁻ᵀ y (row-oriented: x_k = (y_k - Σ_{i>k} L(i, k) x_i) / L(k, k), the sum reduced over
   // the group; only the owner of row k keeps the result).
-  static __device__ __forceinline__ void BackwardT(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ], int sub) {
+  static __device__ __forceinline__ void BackwardT(const T (&l)[kQM][kNM], const T (&rinv)[kQM], T (&y)[kQM],
+                                                   const T (&ct)[kQM], int sub) {
 #pragma unroll
-    for (int k = NP - 1; k >= 0; --k) {
+    for (int k = kNM - 1; k >= 0; --k) {
       const int qk = k / G, owner = k % G;
       T p = T(0);
+      if constexpr (kTail) p = sub == owner ? ct[qk] : T(0);  // the tail rows' term (BackwardTail)
 #pragma unroll
-      for (int q = qk; q < kQ; ++q)
+      for (int q = qk; q < kQM; ++q)
         if (q > qk || sub > owner) p += l[q][k] * y[q];
 #pragma unroll
       for (int w = G / 2; w > 0; w /= 2) p += __shfl_xor_sync(kAll, p, w, G);
@@ -344,11 +493,11 @@ struct GroupBody {
   }
 
   // The diagonal entry of the lane's row in slot q (its column depends on the lane).
-  static __device__ __forceinline__ T LaneDiagonal(const T (&l)[kQ][NP], int q, int sub) {
-    T d = T(1);
+  static __device__ __forceinline__ T LaneDiagonal(const T (&l)[kQM][kNM], int q, int sub) {
+    T d = T(1);  // a ghost row's (no column of its own): 1
 #pragma unroll
     for (int s = 0; s < G; ++s)
-      if (sub == s) d = l[q][q * G + s];
+      if (sub == s && q * G + s < kNM) d = l[q][q * G + s];
     return d;
   }
 
@@ -366,25 +515,25 @@ struct GroupBody {
                                            (std::is_same_v<T, float> || BATCHLA_IL_GROUP_BLOCKED_BACKWARD == 2) &&
                                            G * G <= 2 * kBcastStride;
   // The lane's own 1 / L(i, i) (or 1 / d_i) of slot b (InvDiag with a lane-dependent column).
-  static __device__ __forceinline__ T OwnInvDiag(const T (&l)[kQ][NP], const T (&rinv)[kQ], int b, int sub) {
+  static __device__ __forceinline__ T OwnInvDiag(const T (&l)[kQM][kNM], const T (&rinv)[kQM], int b, int sub) {
     if constexpr (kInvInDiagonal) return LaneDiagonal(l, b, sub);
     else return rinv[b];
   }
-  static __device__ __forceinline__ void BackwardBlocked(const T (&l)[kQ][NP], const T (&rinv)[kQ], T (&y)[kQ],
-                                                         int sub, T* blk) {
+  static __device__ __forceinline__ void BackwardBlocked(const T (&l)[kQM][kNM], const T (&rinv)[kQM], T (&y)[kQM],
+                                                         const T (&ct)[kQM], int sub, T* blk) {
 #pragma unroll
-    for (int b = kQ - 1; b >= 0; --b) {
+    for (int b = kQM - 1; b >= 0; --b) {
       T v[G];  // 1. Σ over the lane's rows i in slots above b of L(i, b G + t) x_i
 #pragma unroll
       for (int t = 0; t < G; ++t) {
         v[t] = T(0);
 #pragma unroll
-        for (int q = b + 1; q < kQ; ++q) v[t] = fma(l[q][b * G + t], y[q], v[t]);
+        for (int q = b + 1; q < kQM; ++q) v[t] = fma(l[q][b * G + t], y[q], v[t]);
       }
       // 3. (issued first: its round trip overlaps 2) row b G + sub of the diagonal block
       __syncwarp();  // the previous block's (or the factor's) reads of blk are done
 #pragma unroll
-      for (int c = 0; c < G; ++c) blk[sub * G + c] = l[b][b * G + c];
+      for (int c = 0; c < G; ++c) blk[sub * G + c] = b * G + c < kNM ? l[b][b * G + c] : T(0);
       // 2. reduce-scatter: at distance w a lane keeps the rows whose bit w matches its own
 #pragma unroll
       for (int w = G / 2; w >= 1; w /= 2) {
@@ -401,7 +550,7 @@ struct GroupBody {
       for (int t = 0; t < G; ++t) col[t] = blk[t * G + sub];
       // 4. x_k = y_k / d_k - p_k (L D Lᵀ), else (y_k - p_k) / L(k, k)
       const T inv = OwnInvDiag(l, rinv, b, sub);
-      T acc = v[0], x = y[b];
+      T acc = kTail ? v[0] + ct[b] : v[0], x = y[b];  // (+ the tail rows' term, BackwardTail)
 #pragma unroll
       for (int t = G - 1; t >= 0; --t) {
         const T mine = kLdl ? fma(y[b], inv, -acc) : (y[b] - acc) * inv;  // lane t's is final now
@@ -414,23 +563,31 @@ struct GroupBody {
   }
 
   // 1 / L(i, i) of the lane's rows of a given factor (the diagonal column depends on the lane).
-  static __device__ __forceinline__ void DiagonalInverse(const T (&l)[kQ][NP], T (&rinv)[kQ], int sub, bool unit) {
+  static __device__ __forceinline__ void DiagonalInverse(const T (&l)[kQM][kNM], T (&rinv)[kQM], int sub, bool unit) {
 #pragma unroll
-    for (int q = 0; q < kQ; ++q) rinv[q] = unit ? T(1) : T(1) / LaneDiagonal(l, q, sub);
+    for (int q = 0; q < kQM; ++q) rinv[q] = unit ? T(1) : T(1) / LaneDiagonal(l, q, sub);
   }
 
-  // Right-hand side column col of thread t's matrix into y (rows past n: 0).
-  static __device__ __forceinline__ void LoadRhs(const Args<T>& g, int64_t t, int col, T (&y)[kQ]) {
+  // Right-hand side column col of thread t's matrix into y and the tail's (rows past n: 0).
+  static __device__ __forceinline__ void LoadRhs(const Args<T>& g, int64_t t, int col, T (&y)[kQM], Tail& tl) {
     const int sub = int(t % G), n = g.n;
     const int64_t m = t / G;
     // right-hand sides: (chunks, n, k, c); column col of row i at b + i * row + col * c
     const T* b = g.b + (m / g.c) * int64_t(n) * g.k * g.c + m % g.c;
     const int64_t row = int64_t(g.k) * g.c;
 #pragma unroll
-    for (int q = 0; q < kQ; ++q) {
+    for (int q = 0; q < kQM; ++q) {
       const int i = q * G + sub;
       const T v = __ldg(b + (i < n ? i : n - 1) * row + col * g.c);  // clamped: no branch
       y[q] = i < n ? v : T(0);
+    }
+    if constexpr (kTail) {
+#pragma unroll
+      for (int e = 0; e < kE; ++e) {
+        const int i = kNM + e;
+        const T v = __ldg(b + (i < n ? i : n - 1) * row + col * g.c);
+        tl.y[e] = i < n ? v : T(0);
+      }
     }
   }
 
@@ -444,18 +601,21 @@ struct GroupBody {
     const TriangleStrides st(g.mode, n, g.c);  // (r, s) of the op's triangle at a[r rs + s cs]
     const int64_t rs = st.rs, cs = st.cs;
     const bool unit = OP == Op::kTrsm && g.unit;
-    T l[kQ][NP], y[kQ];
+    T l[kQM][kNM], y[kQM];
+    Tail tl;
     const bool sym = OP == Op::kPotrf && g.mode == kSymmetrize;
     if constexpr (OFF32) {
       if (sym) LoadTriangle32<true>(l, a, int(rs), int(cs), sub, n, unit);
       else LoadTriangle32<false>(l, a, int(rs), int(cs), sub, n, unit);
+      FillTail(tl, sub, n, [&](int ir, int sc) { return __ldg(a + (ir * int(rs) + sc * int(cs))); });
     } else {
       if (sym) LoadTriangle64<true>(l, a, rs, cs, sub, n, unit);
       else LoadTriangle64<false>(l, a, rs, cs, sub, n, unit);
+      FillTail(tl, sub, n, [&](int ir, int sc) { return __ldg(a + (ir * rs + sc * cs)); });
     }
     constexpr bool kFolded = OP == Op::kPosv && FOLD;
-    if constexpr (kFolded) LoadRhs(g, t, 0, y);
-    Finish<kFolded>(g, t, live, l, y);
+    if constexpr (kFolded) LoadRhs(g, t, 0, y, tl);
+    Finish<kFolded>(g, t, live, l, y, tl);
   }
 
   // ---- kLoadStaged ------------------------------------------------------------------------------
@@ -467,16 +627,20 @@ struct GroupBody {
   // ((Tri(q) + s) G + sub) kMats; the first rhs column follows, row i at (kTriSlots + i) kMats.
   // A slot holds that element of the warp's kMats matrices side by side, as global memory does,
   // so a copy moves whole 16-byte granules and the register fill reads 32 consecutive words.
-  static constexpr int Tri(int q) { return G * q * (q + 1) / 2; }  // (q', s) pairs with q' < q
-  static constexpr int kTriSlots = G * Tri(kQ);
   static constexpr bool kRhs = OP != Op::kPotrf;
-  static constexpr int kStageElems = (kTriSlots + (kRhs ? NP : 0)) * kMats;
   static constexpr int kSlotBytes = kMats * int(sizeof(T));
   static constexpr int kPieceBytes = kSlotBytes < 16 ? kSlotBytes : 16;  // one cp.async
   static constexpr int kPieceElems = kPieceBytes / int(sizeof(T));
   static constexpr int kPieces = kSlotBytes / kPieceBytes;  // per slot
   static constexpr int kPairsPerCopy = 32 / (G * kPieces);  // (q, s) pairs one warp-wide copy moves
   static_assert(G * kPieces <= 32 && G % kPairsPerCopy == 0, "a copy covers whole (q, s) pairs");
+  // Columns of slot q in the stage: a partial last slot's rounded up to whole copies (the extra
+  // ones are copied, never read).
+  static constexpr int kStageExtra = (kPairsPerCopy - NP % kPairsPerCopy) % kPairsPerCopy;  // the last slot's
+  static constexpr int kStageCols(int q) { return kCols(q) + (q == kQ - 1 ? kStageExtra : 0); }
+  static constexpr int Tri(int q) { return G * q * (q + 1) / 2; }  // (q', s) pairs with q' < q <= kQ - 1
+  static constexpr int kTriSlots = G * (Tri(kQ - 1) + kStageCols(kQ - 1));
+  static constexpr int kStageElems = (kTriSlots + (kRhs ? NP : 0)) * kMats;
 
   static constexpr int kStageStride = kStaged ? detail::RoundUp(kStageElems, kV) : 0;  // per warp, whole granules
   static constexpr bool kSpreadCopies = BATCHLA_IL_SPREAD_COPIES && std::is_same_v<T, float> &&
@@ -529,7 +693,7 @@ struct GroupBody {
       const Off row = ir * rs + piece * kPieceElems;
       T* dst = stage + ((Tri(q) + pair) * G + sub) * kMats + piece * kPieceElems;
 #pragma unroll
-      for (int s0 = 0; s0 < kCols(q); s0 += kPairsPerCopy) {
+      for (int s0 = 0; s0 < kStageCols(q); s0 += kPairsPerCopy) {
         // every lane's column s left of the slot's diagonal block: left of its row's diagonal
         const bool left = kStageLean && s0 + kPairsPerCopy <= q * G;
         const int s = s0 + pair, sc = left || s < ir ? s : ir;
@@ -554,11 +718,11 @@ struct GroupBody {
 
   // The lane's rows from the stage (Padded, as LoadTriangle64); y: the
   // first rhs column.
-  static __device__ __forceinline__ void FillFromStage(const T* stage, T (&l)[kQ][NP], T (&y)[kQ], int n,
-                                                       bool unit) {
+  static __device__ __forceinline__ void FillFromStage(const T* stage, T (&l)[kQM][kNM], T (&y)[kQM], Tail& tl,
+                                                       int n, bool unit) {
     const int lane = threadIdx.x & 31, sub = lane % G, mat = lane / G;
 #pragma unroll
-    for (int q = 0; q < kQ; ++q) {
+    for (int q = 0; q < kQM; ++q) {
       const int i = q * G + sub;
       const bool real = (kStageLean && q < kQ - 1) || i < n;
 #pragma unroll
@@ -572,6 +736,13 @@ struct GroupBody {
         }
       }
       if constexpr (kRhs) y[q] = real ? stage[(kTriSlots + i) * kMats + mat] : T(0);
+    }
+    if constexpr (kTail) {  // slot kQM of the stage, read across (its row e at e, column sc at Tri(kQM) + sc)
+      FillTail(tl, sub, n, [&](int ir, int sc) {
+        return stage[((Tri(kQM) + sc) * G + (ir >= kNM ? ir - kNM : 0)) * kMats + mat];
+      });
+#pragma unroll
+      for (int e = 0; e < kE; ++e) tl.y[e] = kNM + e < n ? stage[(kTriSlots + kNM + e) * kMats + mat] : T(0);
     }
   }
 
@@ -607,17 +778,18 @@ struct GroupBody {
     int64_t base = int64_t(blockIdx.x) * blockDim.x;
     if (base < total) IssueStage(g, first(base), stage);
     for (; base < total; base += stride) {
-      T l[kQ][NP], y[kQ];
+      T l[kQM][kNM], y[kQM];
+      Tail tl;
       __pipeline_wait_prior(0);
       __syncwarp();  // every lane's copies visible to the warp
-      FillFromStage(stage, l, y, g.n, OP == Op::kTrsm && g.unit);
+      FillFromStage(stage, l, y, tl, g.n, OP == Op::kTrsm && g.unit);
       __syncwarp();  // the stage is free for the next wave
       if constexpr (kSpreadCopies) {
-        Finish<kRhs>(g, first(base) + (threadIdx.x & 31), base + warp < total, l, y,
+        Finish<kRhs>(g, first(base) + (threadIdx.x & 31), base + warp < total, l, y, tl,
                      StageHook{g, first(base + stride), stage, base + stride < total});
       } else {
         if (base + stride < total) IssueStage(g, first(base + stride), stage);
-        Finish<kRhs>(g, first(base) + (threadIdx.x & 31), base + warp < total, l, y);
+        Finish<kRhs>(g, first(base) + (threadIdx.x & 31), base + warp < total, l, y, tl);
       }
     }
   }
@@ -625,19 +797,19 @@ struct GroupBody {
   // Factor (or take the given factor), then potrf's store or the solves. Y0: y already holds the
   // first rhs column.
   template <bool Y0, class Hook = NoHook>
-  static __device__ __forceinline__ void Finish(const Args<T>& g, int64_t t, bool live, T (&l)[kQ][NP],
-                                                T (&y)[kQ], const Hook& hook = {}) {
+  static __device__ __forceinline__ void Finish(const Args<T>& g, int64_t t, bool live, T (&l)[kQM][kNM],
+                                                T (&y)[kQM], Tail& tl, const Hook& hook = {}) {
     static_assert(Y0 || !(OP == Op::kPosv && FOLD), "the folded factor needs the first rhs");
     const int sub = int(t % G);
     const int64_t m = t / G, chunk = m / g.c, lane = m % g.c;
     const int n = g.n;
     const bool unit = OP == Op::kTrsm && g.unit;
-    T rinv[kQ];
+    T rinv[kQM];
     int info = 0;
     if constexpr (OP == Op::kPosv && FOLD) {
-      info = Factor<true>(l, rinv, y, sub, BcastColumn(), hook);
+      info = Factor<true>(l, rinv, y, tl, sub, BcastColumn(), hook);
     } else if constexpr (OP == Op::kPotrf || OP == Op::kPosv) {
-      info = Factor<false>(l, rinv, y, sub, BcastColumn(), hook);
+      info = Factor<false>(l, rinv, y, tl, sub, BcastColumn(), hook);
     } else {
       static_assert(std::is_same_v<Hook, NoHook>, "the copies ride on a factor's steps");
       DiagonalInverse(l, rinv, sub, unit);
@@ -647,11 +819,11 @@ struct GroupBody {
     if constexpr (OP == Op::kPotrf) {
       T* out = g.out + chunk * int64_t(n) * n * g.c + lane;
 #pragma unroll
-      for (int q = 0; q < kQ; ++q) {
+      for (int q = 0; q < kQM; ++q) {
         const int i = q * G + sub;
         if (i >= n) break;
 #pragma unroll
-        for (int s = 0; s < NP; ++s) {
+        for (int s = 0; s < kNM; ++s) {
           if (s >= n) break;
           T v = T(0);
           if (s < kCols(q) && s <= i) v = info ? Scalar<T>::NaN() : l[q][s];
@@ -668,14 +840,24 @@ struct GroupBody {
     T* x = g.out + chunk * int64_t(n) * g.k * g.c + lane;
     for (int col = 0; col < g.k; ++col) {
       const bool forward_done = OP == Op::kPosv && FOLD && col == 0;  // in the factor
-      if (!(Y0 && col == 0)) LoadRhs(g, t, col, y);
-      if (forward && !forward_done) Forward(l, rinv, y, sub);
-      if constexpr (kBlockedBackward) BackwardBlocked(l, rinv, y, sub, BcastBlock());
-      else if (backward) BackwardT(l, rinv, y, sub);
+      if (!(Y0 && col == 0)) LoadRhs(g, t, col, y, tl);
+      if (forward && !forward_done) {
+        Forward(l, rinv, y, sub);
+        if constexpr (kTail) ForwardTail(tl, y, sub);
+      }
+      T c[kQM];  // the tail rows' terms of the main rows' backward sums
+      if constexpr (kTail) BackwardTail(tl, c, sub);
+      if constexpr (kBlockedBackward) BackwardBlocked(l, rinv, y, c, sub, BcastBlock());
+      else if (backward) BackwardT(l, rinv, y, c, sub);
 #pragma unroll
-      for (int q = 0; q < kQ; ++q) {
+      for (int q = 0; q < kQM; ++q) {
         const int i = q * G + sub;
         if (live && i < n) x[i * row + col * g.c] = info ? Scalar<T>::NaN() : y[q];
+      }
+#pragma unroll
+      for (int e = 0; e < kE * kTail; ++e) {  // tail row kNM + e from lane e
+        const int i = kNM + e;
+        if (live && i < n && sub == e) x[i * row + col * g.c] = info ? Scalar<T>::NaN() : tl.y[e];
       }
     }
     if constexpr (OP == Op::kPosv)

@@ -74,23 +74,35 @@ constexpr bool GroupUsed(Op op, int lanes, int pad, Order order, int alt) {
   return false;
 }
 
-// Every group variant the table uses, instantiated: lanes, pad (a multiple of 4 up to
-// kTunedMaxN), order (kRight folds posv's first right-hand side into the factor, kLeft does
+// Every table row's group shape runs its n (its padding rows in the last slot: GroupRuns).
+template <typename T>
+constexpr bool GroupRowsRun() {
+  for (int op = 0; op < kNumOps; ++op)
+    for (int n = 1; n <= kTunedMaxN; ++n) {
+      const Variant v = TunedVariant<T>(Op(op), n);
+      if (v.kind == Kind::kGroup && !GroupRuns(v.nb, v.pad, n)) return false;
+    }
+  return true;
+}
+static_assert(GroupRowsRun<float>() && GroupRowsRun<double>(), "a group row of the table does not run its n");
+
+// Every group variant the table uses, instantiated: lanes, pad (up to kTunedMaxN), order (kRight folds posv's first right-hand side into the factor, kLeft does
 // not) and alt (the load form, GroupLoad). Variant I launches (result in *e) if it is the one
 // `v` names.
 template <typename T, Op OP, int I>
 bool LaunchGroupIf(cudaStream_t stream, const Args<T>& g, const Variant& v, cudaError_t* e) {
-  constexpr int kPadCount = kTunedMaxN / 4;
+  constexpr int kPadCount = kTunedMaxN;
   constexpr int kLanes = kGroupLanes[I / (kPadCount * 2 * kGroupLoads)];
-  constexpr int kPad = 4 * ((I / (2 * kGroupLoads)) % kPadCount + 1);
+  constexpr int kPad = (I / (2 * kGroupLoads)) % kPadCount + 1;
   constexpr Order kOrder = I % 2 ? Order::kLeft : Order::kRight;
   constexpr int kAlt = (I / 2) % kGroupLoads;
-  if constexpr (kPad % kLanes == 0 && GroupUsed<T>(OP, kLanes, kPad, kOrder, kAlt)) {
+  if constexpr (kPad >= kLanes && GroupUsed<T>(OP, kLanes, kPad, kOrder, kAlt)) {
     using Body = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight, kAlt>;
     using Wide = GroupBody<T, OP, kPad, kLanes, kOrder == Order::kRight,
                            kLoad64 + (GroupBcast(kAlt) ? kGroupBcast : 0)>;  // any launch
     if (v.nb == kLanes && v.pad == kPad && v.order == kOrder && v.alt == kAlt) {
-      *e = Body::Fits(g) ? Launch<T, Body>(stream, g, v.warps) : Launch<T, Wide>(stream, g, v.warps);
+      if (!Body::Holds(g.n)) *e = cudaErrorInvalidValue;  // a table row past its shape's size
+      else *e = Body::Fits(g) ? Launch<T, Body>(stream, g, v.warps) : Launch<T, Wide>(stream, g, v.warps);
       return true;
     }
   }
@@ -107,7 +119,7 @@ cudaError_t LaunchGroupOf(cudaStream_t stream, const Args<T>& g, const Variant& 
 
 template <typename T, Op OP>
 cudaError_t LaunchGroup(cudaStream_t stream, const Args<T>& g, const Variant& v) {
-  constexpr int kVariants = int(sizeof(kGroupLanes) / sizeof(kGroupLanes[0])) * (kTunedMaxN / 4) * 2 * kGroupLoads;
+  constexpr int kVariants = int(sizeof(kGroupLanes) / sizeof(kGroupLanes[0])) * kTunedMaxN * 2 * kGroupLoads;
   return LaunchGroupOf<T, OP>(stream, g, v, std::make_integer_sequence<int, kVariants>{});
 }
 

@@ -18,8 +18,8 @@ constexpr int kNumOps = 4;
 //        and factored/solved there in place: runtime n (pad 0), or compiled for a padded size
 //        pad >= n (every loop unrolled, constant shared-memory offsets, one warp per block).
 // kGroup: nb = G lanes share one matrix (rows dealt round-robin, the triangle in their registers,
-//        shuffles within the group), compiled for the padded size pad = G Q and run for
-//        pad - G < n <= pad (interleaved_group.cuh). Order kRight: posv folds its first
+//        shuffles within the group), compiled for the padded size pad (Q = ceil(pad / G) row
+//        slots) and run for (Q - 1) G < n <= pad (GroupRuns; interleaved_group.cuh). Order kRight: posv folds its first
 //        right-hand side into the factor; kLeft: it solves after the factor (fewer registers).
 // kBlock: one warp per matrix, a block's matrices staged in shared memory (every op;
 //        interleaved_block.cuh), compiled for the padded size pad (a multiple of 8) and run for
@@ -58,20 +58,29 @@ constexpr int kTileSizes[] = {2, 4, 8};
 // Padded sizes the compiled kShared variants come in (the tuner tries the smallest pad >= n).
 constexpr int kSharedPads[] = {16, 20, 24, 28, 32, 40, 48};
 
-// kGroup shapes the tuner builds: G lanes per matrix, padded size pad = G Q, for every pad in
-// [kGroupMinPad, kTunedMaxN] whose lane triangle G Q (Q + 1) / 2 fits kGroupMaxRegs 32-bit
-// registers (past that ptxas spills; the tuner prunes what still does).
+// kGroup shapes: G lanes per matrix, padded size pad in Q = ceil(pad / G) row slots of G rows; the
+// last slot may be partial (pad % G != 0: its lanes past pad hold rows that take no part), so a
+// shape can be compiled for any n. Built for every pad in [kGroupMinPad, kTunedMaxN] whose lane
+// triangle (the registers of a lane's rows) fits kGroupMaxRegs 32-bit registers (past that ptxas
+// spills; the tuner prunes what still does).
 constexpr int kGroupLanes[] = {4, 8, 16, 32};
 constexpr int kGroupForms = 8;                 // load forms of kGroup (GroupLoad)
 constexpr int kGroupLoads = 2 * kGroupForms;  // Variant::alt values: each form, then with kGroupBcast
 constexpr int kGroupMinPad = 12;
 constexpr int kGroupMaxRegs = 200;
-constexpr bool GroupShapeBuilt(int g, int pad, int word_bytes) {
-  const int q = pad / g;
-  return pad % g == 0 && pad >= kGroupMinPad && pad <= kTunedMaxN &&
-         g * q * (q + 1) / 2 * (word_bytes / 4) <= kGroupMaxRegs;
+constexpr int GroupSlots(int g, int pad) { return (pad + g - 1) / g; }
+// The elements a lane keeps: slot q holds columns [0, min((q + 1) G, pad)).
+constexpr int GroupLaneElems(int g, int pad) {
+  const int q = GroupSlots(g, pad);
+  return g * (q - 1) * q / 2 + pad;
 }
-// The group shape's padded size for n: the smallest multiple of g that is >= n.
+constexpr bool GroupShapeBuilt(int g, int pad, int word_bytes) {
+  return pad >= g && pad >= kGroupMinPad && pad <= kTunedMaxN && GroupLaneElems(g, pad) * (word_bytes / 4) <= kGroupMaxRegs;
+}
+// Whether shape (g, pad) runs n: the rows past n (the padding, the identity) must all sit in the
+// last slot, i.e. (Q - 1) G < n <= pad.
+constexpr bool GroupRuns(int g, int pad, int n) { return (GroupSlots(g, pad) - 1) * g < n && n <= pad; }
+// The full-slot padded size for n: the smallest multiple of g that is >= n.
 constexpr int GroupPad(int g, int n) { return (n + g - 1) / g * g; }
 
 // kBlock: the padded sizes built (multiples of 8), its forms (Variant::alt), and the padded size for n.

@@ -239,7 +239,7 @@ Timing Search(Op op, Problem<T>& p, const std::vector<int64_t>& chunks, int dtyp
   for (const Entry& e : iltune::Registry()) {  // (1) kinds, orders, tiles
     if (e.op != int(op) || e.dtype != dtype || (e.kind == Kind::kFull && e.n != p.n)) continue;
     if (e.kind == Kind::kShared && e.pad && e.pad != SmallestPad(p.n)) continue;
-    if (e.kind == Kind::kGroup && e.pad != GroupPad(e.nb, p.n)) continue;
+    if (e.kind == Kind::kGroup && !GroupRuns(e.nb, e.pad, p.n)) continue;
     if (e.kind == Kind::kBlock && e.pad != BlockPad(p.n)) continue;
     if (!g_kinds.empty() && g_kinds.find(kKindNames[int(e.kind)]) == std::string::npos) continue;
     Timing t = TimeOne<T>(e, op, p, e.kind == Kind::kBlock ? BlockWarps(int(sizeof(T))) : 2, "variant");

@@ -3,6 +3,8 @@
 // so they are spread over parts that build in parallel): -DIL_DTYPE=float|double -DIL_OP=0..3
 // (il::Op) -DIL_PART=0 (register, tile, runtime-n shared), 1 (pads <= 28), 2 (pads >= 32),
 // 3 (lane groups), 4 (warp per matrix from shared memory).
+#include <utility>
+
 #include "bench/autotune/registry.h"
 #include "cuda/interleaved.cuh"
 #include "cuda/interleaved_block.cuh"
@@ -125,29 +127,48 @@ void AddGroup() {
 #ifndef IL_GROUP_CAPPED_LANES  // the group size the capped staged forms are built for
 #define IL_GROUP_CAPPED_LANES 4
 #endif
-template <int I = 0>
-void AddGroups() {
-  constexpr int kLaneCounts = int(sizeof(kGroupLanes) / sizeof(kGroupLanes[0]));
-  constexpr int kPadCount = kTunedMaxN / 4;
-  if constexpr (I < kLaneCounts * kPadCount) {
-    constexpr int kLanes = kGroupLanes[I / kPadCount];
-    constexpr int kPad = 4 * (I % kPadCount + 1);
-    if constexpr (GroupShapeBuilt(kLanes, kPad, int(sizeof(T))) && kLanes >= IL_GROUP_LANES_MIN &&
-                  kLanes <= IL_GROUP_LANES_MAX && kPad >= IL_GROUP_PAD_MIN && kPad <= IL_GROUP_PAD_MAX) {
-      AddGroup<kLanes, kPad, kLoad64>();
-      AddGroup<kLanes, kPad, kLoad32>();
-      AddGroup<kLanes, kPad, kLoadStaged>();
-      if constexpr (kLanes == IL_GROUP_CAPPED_LANES) {  // the capped staged forms: where staging won (2026-11-24)
-        AddGroup<kLanes, kPad, kLoadStaged224>();
-        AddGroup<kLanes, kPad, kLoadStaged200>();
-        AddGroup<kLanes, kPad, kLoadStaged168>();
-        AddGroup<kLanes, kPad, kLoadStaged152>();
-        AddGroup<kLanes, kPad, kLoadStaged144>();
-      }
+// -DIL_GROUP_PAD_STEP: the pads tried come in this step (4: the table's pads until 2026-11-29 g);
+// -DIL_GROUP_PARTIAL=1 also builds the shapes whose last row slot is partial (pad % G != 0).
+#ifndef IL_GROUP_PAD_STEP
+#define IL_GROUP_PAD_STEP 4
+#endif
+#ifndef IL_GROUP_PARTIAL
+#define IL_GROUP_PARTIAL 0
+#endif
+constexpr int kGroupLaneCounts = int(sizeof(kGroupLanes) / sizeof(kGroupLanes[0]));
+constexpr int kGroupPadCount = kTunedMaxN / IL_GROUP_PAD_STEP;
+// posv's partial shapes that keep their last slot's E rows transposed (GroupTail): E Q elements a
+// lane for them, not pad; the others keep ghost rows (GroupShapeBuilt's count).
+constexpr bool ShapeBuilt(int g, int pad, int word_bytes) {
+  if (kOp != Op::kPosv || !GroupTail(g, pad, word_bytes) || !BATCHLA_IL_GROUP_TAIL)
+    return GroupShapeBuilt(g, pad, word_bytes);
+  const int q = GroupSlots(g, pad);
+  return pad >= kGroupMinPad && pad <= kTunedMaxN && (g * (q - 1) * q / 2 + pad % g * q) * (word_bytes / 4) <= kGroupMaxRegs;
+}
+template <int I>
+void AddGroupShape() {
+  constexpr int kLanes = kGroupLanes[I / kGroupPadCount];
+  constexpr int kPad = IL_GROUP_PAD_STEP * (I % kGroupPadCount + 1);
+  if constexpr (ShapeBuilt(kLanes, kPad, int(sizeof(T))) && (IL_GROUP_PARTIAL || kPad % kLanes == 0) &&
+                kLanes >= IL_GROUP_LANES_MIN && kLanes <= IL_GROUP_LANES_MAX && kPad >= IL_GROUP_PAD_MIN &&
+                kPad <= IL_GROUP_PAD_MAX) {
+    AddGroup<kLanes, kPad, kLoad64>();
+    AddGroup<kLanes, kPad, kLoad32>();
+    AddGroup<kLanes, kPad, kLoadStaged>();
+    if constexpr (kLanes == IL_GROUP_CAPPED_LANES) {  // the capped staged forms: where staging won (2026-11-24)
+      AddGroup<kLanes, kPad, kLoadStaged224>();
+      AddGroup<kLanes, kPad, kLoadStaged200>();
+      AddGroup<kLanes, kPad, kLoadStaged168>();
+      AddGroup<kLanes, kPad, kLoadStaged152>();
+      AddGroup<kLanes, kPad, kLoadStaged144>();
     }
-    AddGroups<I + 1>();
   }
 }
+template <int... I>
+void AddGroupShapes(std::integer_sequence<int, I...>) {  // a fold, not a recursion: 256 shapes at step 1
+  (AddGroupShape<I>(), ...);
+}
+void AddGroups() { AddGroupShapes(std::make_integer_sequence<int, kGroupLaneCounts * kGroupPadCount>{}); }
 
 // Warp per matrix: every padded size from kBlockMinPad, every form (BlockForm; the DMMA forms
 // for the factoring ops in double only).
