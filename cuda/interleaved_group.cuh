@@ -78,9 +78,17 @@
 
 // 1: posv with a partial last row slot keeps that slot's rows transposed across the group (the
 // tail, GroupBody::kTail) where GroupTail says so, instead of in one lane each beside G - E idle
-// ghost rows. 0: ghost rows always (for A/Bs; potrf, potrs and trsm always use them).
+// ghost rows. 0: ghost rows always; 2: the tail for every partial shape (both for A/Bs; potrf,
+// potrs and trsm always use ghost rows).
 #ifndef BATCHLA_IL_GROUP_TAIL
 #define BATCHLA_IL_GROUP_TAIL 1
+#endif
+
+// 1: the tail keeps its entries in the main columns unscaled (a = L d) and the solves multiply by
+// the column's 1 / d, instead of the owner of column k storing L(kNM + e, k) at every step (E
+// selects a step, on every lane). A/B: bench/NOTES.md "the tail unscaled".
+#ifndef BATCHLA_IL_TAIL_UNSCALED
+#define BATCHLA_IL_TAIL_UNSCALED 1
 #endif
 
 namespace batchla {
@@ -93,6 +101,7 @@ namespace il {
 // it fits registers where the ghost rows would not (f64 G 4 pads 25, 26).
 constexpr bool GroupTail(int g, int pad, int word_bytes) {
   const int e = pad % g;
+  if (BATCHLA_IL_GROUP_TAIL != 1) return BATCHLA_IL_GROUP_TAIL == 2 && e != 0;
   return e != 0 && (4 * e <= g || GroupLaneElems(g, pad) * (word_bytes / 4) > kGroupMaxRegs);
 }
 
@@ -152,8 +161,8 @@ struct GroupBody {
   // of the last slot, and keeps E (kQM + 1) registers for it instead of NP. The tail's y (then
   // x) and 1 / d are kept by every lane alike. The other rows: kQM full slots, kNM = kQM G.
   static constexpr int kE = NP % G;
-  static constexpr bool kTail =
-      BATCHLA_IL_GROUP_TAIL && BATCHLA_IL_GROUP_LDL && OP == Op::kPosv && GroupTail(G, NP, int(sizeof(T)));
+  static constexpr bool kTail = BATCHLA_IL_GROUP_LDL && OP == Op::kPosv && GroupTail(G, NP, int(sizeof(T)));
+  static constexpr bool kTailUnscaled = BATCHLA_IL_TAIL_UNSCALED;
   static constexpr int kQM = kTail ? kQ - 1 : kQ;   // row slots kept row-wise
   static constexpr int kNM = kTail ? kQM * G : NP;  // their rows and columns
   struct Tail {  // one dummy element where !kTail (never read, so never allocated)
@@ -374,7 +383,7 @@ struct GroupBody {
     for (int e = 0; e < kE; ++e) {
       ak[e] = __shfl_sync(kAll, tl.x[e][qk], owner, G);  // before r: off the pivot's chain
       lt[e] = ak[e] * r;
-      if (sub == owner) tl.x[e][qk] = lt[e];  // the owner keeps L(kNM + e, k) for the solves
+      if (!kTailUnscaled && sub == owner) tl.x[e][qk] = lt[e];  // else the solves scale it
       if (sub == e) amine = ak[e];
     }
 #pragma unroll
@@ -411,13 +420,22 @@ struct GroupBody {
     }
   }
 
+  // L(kNM + e, t G + sub) = x[e][t] / d (kTailUnscaled) times v: the lane's own column's 1 / d.
+  static __device__ __forceinline__ T TailScaled(const T (&l)[kQM][kNM], const T (&rinv)[kQM], int t, int sub, T v) {
+    return kTailUnscaled ? v * OwnInvDiag(l, rinv, t, sub) : v;
+  }
+
   // y_tail := the tail rows of L⁻¹ y, after Forward gave the main rows'.
-  static __device__ __forceinline__ void ForwardTail(Tail& tl, const T (&y)[kQM], int sub) {
+  static __device__ __forceinline__ void ForwardTail(const T (&l)[kQM][kNM], const T (&rinv)[kQM], Tail& tl,
+                                                     const T (&y)[kQM], int sub) {
+    T ys[kQM];  // y_j / d_j (kTailUnscaled) for the lane's rows j = t G + sub
+#pragma unroll
+    for (int t = 0; t < kQM; ++t) ys[t] = TailScaled(l, rinv, t, sub, y[t]);
 #pragma unroll
     for (int e = 0; e < kE; ++e) {
       T p = T(0);  // Σ over the lane's columns t G + sub of L(kNM + e, .) y
 #pragma unroll
-      for (int t = 0; t < kQM; ++t) p = fma(tl.x[e][t], y[t], p);
+      for (int t = 0; t < kQM; ++t) p = fma(tl.x[e][t], ys[t], p);
 #pragma unroll
       for (int w = G / 2; w > 0; w /= 2) p += __shfl_xor_sync(kAll, p, w, G);
       tl.y[e] -= p;
@@ -430,7 +448,8 @@ struct GroupBody {
 
   // x_tail := the tail rows of D⁻¹ L⁻ᵀ y (first: nothing below them), then c[t] = Σ_e L(kNM + e,
   // t G + sub) x_e, the tail's term in row t G + sub's backward sum (its owner adds it).
-  static __device__ __forceinline__ void BackwardTail(Tail& tl, T (&c)[kQM], int sub) {
+  static __device__ __forceinline__ void BackwardTail(const T (&l)[kQM][kNM], const T (&rinv)[kQM], Tail& tl,
+                                                      T (&c)[kQM], int sub) {
 #pragma unroll
     for (int k = kE - 1; k >= 0; --k) {
       T p = T(0);  // lane k: Σ_{e > k} L(kNM + e, kNM + k) x_e
@@ -443,6 +462,7 @@ struct GroupBody {
       c[t] = T(0);
 #pragma unroll
       for (int e = 0; e < kE; ++e) c[t] = fma(tl.x[e][t], tl.y[e], c[t]);
+      c[t] = TailScaled(l, rinv, t, sub, c[t]);
     }
   }
 
@@ -843,10 +863,10 @@ struct GroupBody {
       if (!(Y0 && col == 0)) LoadRhs(g, t, col, y, tl);
       if (forward && !forward_done) {
         Forward(l, rinv, y, sub);
-        if constexpr (kTail) ForwardTail(tl, y, sub);
+        if constexpr (kTail) ForwardTail(l, rinv, tl, y, sub);
       }
       T c[kQM];  // the tail rows' terms of the main rows' backward sums
-      if constexpr (kTail) BackwardTail(tl, c, sub);
+      if constexpr (kTail) BackwardTail(l, rinv, tl, c, sub);
       if constexpr (kBlockedBackward) BackwardBlocked(l, rinv, y, c, sub, BcastBlock());
       else if (backward) BackwardT(l, rinv, y, c, sub);
 #pragma unroll

@@ -140,7 +140,7 @@ constexpr int kGroupPadCount = kTunedMaxN / IL_GROUP_PAD_STEP;
 // posv's partial shapes that keep their last slot's E rows transposed (GroupTail): E Q elements a
 // lane for them, not pad; the others keep ghost rows (GroupShapeBuilt's count).
 constexpr bool ShapeBuilt(int g, int pad, int word_bytes) {
-  if (kOp != Op::kPosv || !GroupTail(g, pad, word_bytes) || !BATCHLA_IL_GROUP_TAIL)
+  if (kOp != Op::kPosv || !GroupTail(g, pad, word_bytes))
     return GroupShapeBuilt(g, pad, word_bytes);
   const int q = GroupSlots(g, pad);
   return pad >= kGroupMinPad && pad <= kTunedMaxN && (g * (q - 1) * q / 2 + pad % g * q) * (word_bytes / 4) <= kGroupMaxRegs;
