@@ -158,8 +158,10 @@ struct GroupBody {
   // (so a step's update of the tail needs no exchange: a(t G + sub, k) is the lane's own), for
   // t = kQM column kNM + sub of the tail's own block (used for sub <= e). Each lane then pays
   // ~E (kNM - k) / G FMAs a step for the tail, where the ghost-row form pays NP - k in every lane
-  // of the last slot, and keeps E (kQM + 1) registers for it instead of NP. The tail's y (then
-  // x) and 1 / d are kept by every lane alike. The other rows: kQM full slots, kNM = kQM G.
+  // of the last slot, and keeps E (kQM + 1) registers for it instead of NP. After the factor the
+  // main columns hold L(kNM + e, j) d_j (kTailUnscaled; the solves scale them by the lane's own
+  // 1 / d_j), the tail block L. The tail's y (then x) and 1 / d are kept by every lane alike. The
+  // other rows: kQM full slots, kNM = kQM G.
   static constexpr int kE = NP % G;
   static constexpr bool kTail = BATCHLA_IL_GROUP_LDL && OP == Op::kPosv && GroupTail(G, NP, int(sizeof(T)));
   static constexpr bool kTailUnscaled = BATCHLA_IL_TAIL_UNSCALED;

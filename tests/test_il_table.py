@@ -45,3 +45,15 @@ def test_parse_inverts_spell(variant):
 def test_parse_rejects_unknown():
     with pytest.raises(ValueError, match="unknown variant"):
         il_table.parse_variant("Grid(4, 2)")
+
+
+def test_group_rows_run_their_n():
+    # A lane-group shape (G, pad) has ceil(pad / G) row slots and runs n only with every padding
+    # row in its last slot (GroupRuns in cuda/interleaved_variants.h; the header static_asserts it).
+    table, _, _, _ = il_table.read()
+    groups = [(key, v) for key, v in table.items() if v["kind"] == "group"]
+    assert groups
+    for (dtype, op, n), v in groups:
+        g, pad = v["nb"], v["pad"]
+        slots = -(-pad // g)
+        assert (slots - 1) * g < n <= pad, (dtype, op, n, v)
