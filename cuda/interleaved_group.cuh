@@ -104,6 +104,12 @@ constexpr bool GroupTail(int g, int pad, int word_bytes) {
   if (BATCHLA_IL_GROUP_TAIL != 1) return BATCHLA_IL_GROUP_TAIL == 2 && e != 0;
   return e != 0 && (4 * e <= g || GroupLaneElems(g, pad) * (word_bytes / 4) > kGroupMaxRegs);
 }
+// The elements a lane keeps where the tail is transposed: the full slots' triangle, and E per slot
+// for the tail (GroupLaneElems counts the ghost-row layout).
+constexpr int GroupTailLaneElems(int g, int pad) {
+  const int q = GroupSlots(g, pad);
+  return g * (q - 1) * q / 2 + pad % g * q;
+}
 
 // 1 / d for the L D Lᵀ pivots: no range-check branch on the chain (ApproxRcp); a positive
 // subnormal d, which f64's .ftz reciprocal would flush, takes IEEE division instead. A d that is
@@ -151,7 +157,7 @@ struct GroupBody {
   static constexpr bool kStaged = GroupForm(LOAD) >= kLoadStaged;
   static constexpr int kMaxRegs = GroupMaxRegs(LOAD);  // il::StagedKernel's cap
   static constexpr int kThreadsPerMatrix = G;
-  static constexpr int kQ = (NP + G - 1) / G;  // rows per lane (row slots)
+  static constexpr int kQ = GroupSlots(G, NP);  // rows per lane (row slots)
   static constexpr int kRows = kQ * G;         // rows NP.. kRows - 1: the ghost rows of a partial last slot
   // The tail (posv, L D Lᵀ, a partial last slot): its E = NP % G rows kNM + e are kept TRANSPOSED:
   // lane sub holds A(kNM + e, t G + sub) in x[e][t], for t < kQM the columns of its own main rows
@@ -186,7 +192,7 @@ struct GroupBody {
     if (kStaged)
       return g.c % kMats == 0 && g.mode != kSymmetrize && reinterpret_cast<uintptr_t>(g.a) % 16 == 0 &&
              reinterpret_cast<uintptr_t>(g.b) % 16 == 0 &&
-             (!kStageLean || ((kQ - 1) * G < g.n && ChunkOffsetsFit32(g)));
+             (!kStageLean || (GroupRuns(G, NP, g.n) && ChunkOffsetsFit32(g)));
     return true;
   }
 

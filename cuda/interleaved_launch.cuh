@@ -86,9 +86,9 @@ constexpr bool GroupRowsRun() {
 }
 static_assert(GroupRowsRun<float>() && GroupRowsRun<double>(), "a group row of the table does not run its n");
 
-// Every group variant the table uses, instantiated: lanes, pad (up to kTunedMaxN), order (kRight folds posv's first right-hand side into the factor, kLeft does
-// not) and alt (the load form, GroupLoad). Variant I launches (result in *e) if it is the one
-// `v` names.
+// Every group variant the table uses, instantiated: lanes, pad (up to kTunedMaxN), order (kRight
+// folds posv's first right-hand side into the factor, kLeft does not) and alt (the load form,
+// GroupLoad). Variant I launches (result in *e) if it is the one `v` names.
 template <typename T, Op OP, int I>
 bool LaunchGroupIf(cudaStream_t stream, const Args<T>& g, const Variant& v, cudaError_t* e) {
   constexpr int kPadCount = kTunedMaxN;

@@ -19,8 +19,9 @@ constexpr int kNumOps = 4;
 //        pad >= n (every loop unrolled, constant shared-memory offsets, one warp per block).
 // kGroup: nb = G lanes share one matrix (rows dealt round-robin, the triangle in their registers,
 //        shuffles within the group), compiled for the padded size pad (Q = ceil(pad / G) row
-//        slots) and run for (Q - 1) G < n <= pad (GroupRuns; interleaved_group.cuh). Order kRight: posv folds its first
-//        right-hand side into the factor; kLeft: it solves after the factor (fewer registers).
+//        slots) and run for (Q - 1) G < n <= pad (GroupRuns; interleaved_group.cuh). Order
+//        kRight: posv folds its first right-hand side into the factor; kLeft: it solves after
+//        the factor (fewer registers).
 // kBlock: one warp per matrix, a block's matrices staged in shared memory (every op;
 //        interleaved_block.cuh), compiled for the padded size pad (a multiple of 8) and run for
 //        pad - 8 < n <= pad; alt (BlockForm): registers capped or not, the update on DMMA (double,
@@ -75,13 +76,12 @@ constexpr int GroupLaneElems(int g, int pad) {
   return g * (q - 1) * q / 2 + pad;
 }
 constexpr bool GroupShapeBuilt(int g, int pad, int word_bytes) {
-  return pad >= g && pad >= kGroupMinPad && pad <= kTunedMaxN && GroupLaneElems(g, pad) * (word_bytes / 4) <= kGroupMaxRegs;
+  return pad >= g && pad >= kGroupMinPad && pad <= kTunedMaxN &&
+         GroupLaneElems(g, pad) * (word_bytes / 4) <= kGroupMaxRegs;
 }
 // Whether shape (g, pad) runs n: the rows past n (the padding, the identity) must all sit in the
 // last slot, i.e. (Q - 1) G < n <= pad.
 constexpr bool GroupRuns(int g, int pad, int n) { return (GroupSlots(g, pad) - 1) * g < n && n <= pad; }
-// The full-slot padded size for n: the smallest multiple of g that is >= n.
-constexpr int GroupPad(int g, int n) { return (n + g - 1) / g * g; }
 
 // kBlock: the padded sizes built (multiples of 8), its forms (Variant::alt), and the padded size for n.
 constexpr int kBlockMinPad = 16;

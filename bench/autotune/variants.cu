@@ -142,8 +142,7 @@ constexpr int kGroupPadCount = kTunedMaxN / IL_GROUP_PAD_STEP;
 constexpr bool ShapeBuilt(int g, int pad, int word_bytes) {
   if (kOp != Op::kPosv || !GroupTail(g, pad, word_bytes))
     return GroupShapeBuilt(g, pad, word_bytes);
-  const int q = GroupSlots(g, pad);
-  return pad >= kGroupMinPad && pad <= kTunedMaxN && (g * (q - 1) * q / 2 + pad % g * q) * (word_bytes / 4) <= kGroupMaxRegs;
+  return pad >= kGroupMinPad && pad <= kTunedMaxN && GroupTailLaneElems(g, pad) * (word_bytes / 4) <= kGroupMaxRegs;
 }
 template <int I>
 void AddGroupShape() {
