@@ -35,12 +35,14 @@
 #define BATCHLA_IL_GROUP_F64_RSQRT 1
 #endif
 
-// 1: the broadcast column's granules as one ld.shared each (Vec16::LoadSharedWhole) instead of
-// plain loads. Measured (bench/NOTES.md "Lane-group broadcast loads kept whole"): alt 15 3-4 %
-// faster, alt 13 (the library's f32 posv n = 21..28) 1-3 % slower; off until the table's forms
-// are re-tuned with it.
+// The broadcast column's granules as one ld.shared each (Vec16::LoadSharedWhole) instead of plain
+// loads: 0 never; 1 in the uncapped broadcast forms of groups of 8 (GroupBody::kWholeLoads); 2 in every
+// broadcast form (A/Bs). Measured (bench/NOTES.md "Lane-group broadcast loads kept whole" and
+// "... on the uncapped forms"): groups of 8 uncapped 1.5-5 % faster at f32 n = 41 / 49 / 50 and
+// f64 n = 27 / 28, 1-2 % slower at f32 n = 42, even elsewhere; groups of 4 uncapped even; capped
+// alt 15 3-4 % faster, alt 13 (f32 n = 23..28) 1-3 % slower.
 #ifndef BATCHLA_IL_BCAST_WHOLE_LOADS
-#define BATCHLA_IL_BCAST_WHOLE_LOADS 0
+#define BATCHLA_IL_BCAST_WHOLE_LOADS 1
 #endif
 
 // 1: the uncapped staged forms of the factoring ops in float issue the next wave's copies a row
@@ -487,8 +489,10 @@ struct GroupBody {
   // A granule of the broadcast column (shared memory). The first granule of a step is partly dead
   // (rows <= k): a plain load of it compiles to 16-byte, 8-byte or scalar loads, differently from
   // one compile to the next (bench/NOTES.md "Lane-group broadcast loads kept whole").
+  static constexpr bool kWholeLoads =
+      BATCHLA_IL_BCAST_WHOLE_LOADS == 2 || (BATCHLA_IL_BCAST_WHOLE_LOADS == 1 && G == 8 && kMaxRegs == 255);
   static __device__ __forceinline__ void LoadGranule(const T* p, T (&v)[kV]) {
-    if constexpr (BATCHLA_IL_BCAST_WHOLE_LOADS) detail::Vec16<T>::LoadSharedWhole(p, v);
+    if constexpr (kWholeLoads) detail::Vec16<T>::LoadSharedWhole(p, v);
     else detail::Vec16<T>::Load(p, v);
   }
 
