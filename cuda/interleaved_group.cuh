@@ -40,9 +40,11 @@
 // broadcast form (A/Bs). Measured (bench/NOTES.md "Lane-group broadcast loads kept whole" and
 // "... on the uncapped forms"): groups of 8 uncapped 1.5-5 % faster at f32 n = 41 / 49 / 50 and
 // f64 n = 27 / 28, 1-2 % slower at f32 n = 42, even elsewhere; groups of 4 uncapped even; capped
-// alt 15 3-4 % faster, alt 13 (f32 n = 23..28) 1-3 % slower.
+// alt 15 3-4 % faster, alt 13 (f32 n = 23..28) 1-3 % slower. Off by default until a library
+// build with 1 has passed check_interleaved and its sanitizers on the device (only the tuner's
+// residual checks have run these kernels so far).
 #ifndef BATCHLA_IL_BCAST_WHOLE_LOADS
-#define BATCHLA_IL_BCAST_WHOLE_LOADS 1
+#define BATCHLA_IL_BCAST_WHOLE_LOADS 0
 #endif
 
 // 1: the uncapped staged forms of the factoring ops in float issue the next wave's copies a row
