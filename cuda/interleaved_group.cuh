@@ -36,8 +36,8 @@
 #endif
 
 // The broadcast column's granules as one ld.shared each (Vec16::LoadSharedWhole) instead of plain
-// loads: 0 never; 1 in the uncapped broadcast forms of groups of 8 (GroupBody::kWholeLoads); 2 in every
-// broadcast form (A/Bs). Measured (bench/NOTES.md "Lane-group broadcast loads kept whole" and
+// loads: 0 never; 1 in the uncapped broadcast forms of groups of 8 (GroupBody::kWholeLoads); 2 in
+// every broadcast form (A/Bs). Measured (bench/NOTES.md "Lane-group broadcast loads kept whole" and
 // "... on the uncapped forms"): groups of 8 uncapped 1.5-5 % faster at f32 n = 41 / 49 / 50 and
 // f64 n = 27 / 28, 1-2 % slower at f32 n = 42, even elsewhere; groups of 4 uncapped even; capped
 // alt 15 3-4 % faster, alt 13 (f32 n = 23..28) 1-3 % slower. Off by default until a library
