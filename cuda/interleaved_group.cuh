@@ -39,10 +39,10 @@
 // loads: 0 never; 1 in the uncapped broadcast forms of groups of 8 (GroupBody::kWholeLoads); 2 in
 // every broadcast form (A/Bs). Measured (bench/NOTES.md "Lane-group broadcast loads kept whole" and
 // "... on the uncapped forms"): groups of 8 uncapped 1.5-5 % faster at f32 n = 41 / 49 / 50 and
-// f64 n = 27 / 28, 1-2 % slower at f32 n = 42, even elsewhere; groups of 4 uncapped even; capped
-// alt 15 3-4 % faster, alt 13 (f32 n = 23..28) 1-3 % slower. Off by default until a library
-// build with 1 has passed check_interleaved and its sanitizers on the device (only the tuner's
-// residual checks have run these kernels so far).
+// f64 n = 28 / 29, even elsewhere (f32 n = 42 within two compiles of the plain loads); groups of
+// 4 uncapped even; capped alt 15 3-4 % faster, alt 13 (f32 n = 23..28) 1-3 % slower. Off by
+// default until a library build with 1 has passed check_interleaved and its sanitizers on the
+// device (only the tuner's residual checks have run these kernels so far).
 #ifndef BATCHLA_IL_BCAST_WHOLE_LOADS
 #define BATCHLA_IL_BCAST_WHOLE_LOADS 0
 #endif
