@@ -44,6 +44,8 @@ namespace il {
 // the tensor cores (DMMA m8n8k4, exact f64 FMA). The tuner times every form.
 // Forms 4 / 5, posv only: the matrix in the warp's registers (interleaved_block_regs.cuh),
 // uncapped, or capped at 128 (float: two blocks a SM) / 168 (double: three) registers.
+// Forms 6 / 7, double only: right-looking, the trailing matrix in the warp's registers as DMMA
+// accumulator tiles (FactorRight), uncapped or capped as form 5 (three blocks a SM).
 enum BlockForm : int {
   kBlockUncapped = 0,
   kBlockCapped = 1,
@@ -51,10 +53,15 @@ enum BlockForm : int {
   kBlockDmmaCapped = 3,
   kBlockRegs = kBlockFirstRegsForm,
   kBlockRegsCapped = 5,
+  kBlockRight = kBlockFirstRightForm,
+  kBlockRightCapped = 7,
 };
-constexpr bool BlockCapped(int form) { return form == kBlockCapped || form == kBlockDmmaCapped; }
+constexpr bool BlockCapped(int form) {
+  return form == kBlockCapped || form == kBlockDmmaCapped || form == kBlockRightCapped;
+}
 constexpr bool BlockDmma(int form) { return form == kBlockDmmaUncapped || form == kBlockDmmaCapped; }
 constexpr bool BlockRegs(int form) { return form == kBlockRegs || form == kBlockRegsCapped; }
+constexpr bool BlockRight(int form) { return form == kBlockRight || form == kBlockRightCapped; }
 
 template <typename T, Op OP, int NP, int FORM = kBlockUncapped>
 struct BlockBody {
@@ -85,7 +92,7 @@ struct BlockBody {
   static constexpr int kBlocksPerSM = kBySmem < 64 / kMats ? kBySmem : 64 / kMats;
   static constexpr int kCapRegs = 65536 / (kBlocksPerSM * kMats * 32) / 8 * 8;
   static constexpr int kRegsFormCap = sizeof(T) == 4 ? 128 : 168;  // float 2 blocks a SM, double 3
-  static constexpr int kMaxRegs = FORM == kBlockRegsCapped ? kRegsFormCap
+  static constexpr int kMaxRegs = FORM == kBlockRegsCapped || FORM == kBlockRightCapped ? kRegsFormCap
                                   : !BlockCapped(FORM)     ? 255
                                   : kCapRegs < 64          ? 64
                                   : kCapRegs < 255         ? kCapRegs
@@ -94,6 +101,8 @@ struct BlockBody {
   static_assert(!kDmma || (std::is_same_v<T, double> && kFactors), "the tensor-core update is double only (exact FMA)");
   static constexpr bool kRegs = BlockRegs(FORM);
   static_assert(!kRegs || kPosv, "the register form is posv's");
+  static constexpr bool kRight = BlockRight(FORM);
+  static_assert(!kRight || (std::is_same_v<T, double> && kFactors), "the right-looking form is double's (DMMA)");
 
   static size_t SharedBytes(int, int) { return kSharedBytes; }
 
@@ -272,7 +281,9 @@ struct BlockBody {
   // Tile column J: the lane's R row slots (rows 8J + lane + 32 r) updated by the tile columns left
   // of J, then the 8-wide panel factored. Runtime J (the code for every J unrolled was ~126 KB and
   // stalled on instruction fetch); R is 2 while the column has more than 32 rows.
-  template <bool FOLD, int R>
+  // RIGHT (FactorRight): the tile column arrives updated; no update here, and every row's y goes
+  // back (the later panels read it), not only the diagonal tile's.
+  template <bool FOLD, int R, bool RIGHT = false>
   static __device__ __forceinline__ void FactorTile(T* L, T* y, int lane, int n, int J, int& info) {
     constexpr int C = FOLD ? 9 : 8;
     if constexpr (kDmma) UpdateTileDmma(L, lane, J);  // the 8 columns; the fold column below
@@ -294,7 +305,7 @@ struct BlockBody {
     // The update, acc -= L(rows, p) L(8J .. 8J+7, p) for p < 8J: per column p one broadcast of
     // its 8 entries in the tile's rows, one load per row slot (kDmma: the fold column only).
 #pragma unroll 1
-    for (int P = 0; P < (kDmma && !FOLD ? 0 : J); ++P) {
+    for (int P = 0; P < ((kDmma && !FOLD) || RIGHT ? 0 : J); ++P) {
       const int len_p = Len(P);
       const T* from = L + ColBase(P) + 8 * (J - P);  // row 8J of column 8P
       T yp[8];
@@ -339,9 +350,67 @@ struct BlockBody {
       if (lane + 32 * r < len)
 #pragma unroll
         for (int c = 0; c < 8; ++c) col[c * len + lane + 32 * r] = acc[r][c];
-    if constexpr (FOLD)
+    if constexpr (FOLD && RIGHT) {
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        if (lane + 32 * r < len) y[8 * J + lane + 32 * r] = acc[r][8];
+    } else if constexpr (FOLD) {
       if (lane < 8) y[8 * J + lane] = acc[0][8];
+    }
     __syncwarp();
+  }
+
+  // kRight: right-looking over the tile columns, the trailing matrix in the warp's registers as
+  // m8n8k4 DMMA accumulator tiles: c[I][J] (J <= I) holds rows 8I + g, columns 8J + 2q + e
+  // (g = lane / 4, q = lane % 4, e = 0, 1). Tile column J goes to its place in shared memory, the
+  // panel factors it there (FactorTile<RIGHT>), and each tile right of it takes the rank-8 update
+  // as two DMMAs from the panel's L: a = L(8I + g, 8J + q + 4h) is row block I's a fragment and
+  // also tile column I's b fragment. Against the left-looking DMMA form (2 / 3), whose row blocks
+  // each waited on a chain of 2J DMMAs through shared memory, every tile's update here is
+  // independent of the others, and the update's operands never leave the registers. J is unrolled
+  // (static register indices); the diagonal tiles' upper halves carry finite garbage no result reads.
+  template <bool FOLD>
+  static __device__ __forceinline__ int FactorRight(T* L, T* y, int lane, int n) {
+    const int g = lane >> 2, q = lane & 3;
+    T c[kTiles][kTiles][2];
+    StaticFor<1, kTiles>([&](auto jc) {  // tile column 0 is factored where it was staged
+      constexpr int J = decltype(jc)::value;
+#pragma unroll
+      for (int I = J; I < kTiles; ++I)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) c[I][J][e] = L[ColBase(J) + (2 * q + e) * Len(J) + 8 * (I - J) + g];
+    });
+    int info = 0;
+    StaticFor<0, kTiles>([&](auto jc) {
+      constexpr int J = decltype(jc)::value;
+      constexpr int len = Len(J);
+      T* col = L + ColBase(J);
+      if constexpr (J > 0) {
+#pragma unroll
+        for (int I = J; I < kTiles; ++I)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) col[(2 * q + e) * len + 8 * (I - J) + g] = c[I][J][e];
+        __syncwarp();
+      }
+      FactorTile<FOLD, (len > 32 ? 2 : 1), true>(L, y, lane, n, J, info);
+      if constexpr (J + 1 < kTiles) {
+        T a[kTiles][2], na[kTiles][2];
+#pragma unroll
+        for (int I = J + 1; I < kTiles; ++I)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            a[I][h] = col[(q + 4 * h) * len + 8 * (I - J) + g];
+            na[I][h] = -a[I][h];
+          }
+#pragma unroll
+        for (int I = J + 1; I < kTiles; ++I)
+#pragma unroll
+          for (int J2 = J + 1; J2 <= I; ++J2)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) detail::MmaF64m8n8k4(c[I][J2], na[I][h], a[J2][h]);
+      }
+    });
+    return info;
   }
 
   // Left-looking Cholesky over the tile columns. FOLD: y (the matrix's vector, b on entry)
@@ -350,6 +419,7 @@ struct BlockBody {
   // writes NaN.
   template <bool FOLD>
   static __device__ __forceinline__ int Factor(T* L, T* y, int lane, int n) {
+    if constexpr (kRight) return FactorRight<FOLD>(L, y, lane, n);
     constexpr int kTwoSlots = NP > 32 ? (NP - 32 + 7) / 8 : 0;  // tile columns with > 32 rows
     int info = 0;
 #pragma unroll 1

@@ -36,15 +36,14 @@
 #endif
 
 // The broadcast column's granules as one ld.shared each (Vec16::LoadSharedWhole) instead of plain
-// loads: 0 never; 1 in the uncapped broadcast forms of groups of 8 (GroupBody::kWholeLoads); 2 in
-// every broadcast form (A/Bs). Measured (bench/NOTES.md "Lane-group broadcast loads kept whole" and
-// "... on the uncapped forms"): groups of 8 uncapped 1.5-5 % faster at f32 n = 41 / 49 / 50 and
-// f64 n = 28 / 29, even elsewhere (f32 n = 42 within two compiles of the plain loads); groups of
-// 4 uncapped even; capped alt 15 3-4 % faster, alt 13 (f32 n = 23..28) 1-3 % slower. Off by
-// default until a library build with 1 has passed check_interleaved and its sanitizers on the
-// device (only the tuner's residual checks have run these kernels so far).
+// loads: 0 never; 1 in the uncapped broadcast forms of groups of 8, float at every pad and double
+// to pad 32 (GroupBody::kWholeLoads); 2 in every broadcast form (A/Bs). Measured (bench/NOTES.md
+// "Lane-group broadcast loads kept whole" and "... in the library"): groups of 8 uncapped 2-5 %
+// faster at f32 n = 41 / 44 / 50 and f64 n = 28 / 29, 16 % at f32 n = 52, even elsewhere; f64
+// n = 35 (pad 35) 7 % slower, hence the pad limit; groups of 4 uncapped even; capped alt 15 3-4 %
+// faster, alt 13 (f32 n = 23..28) 1-3 % slower.
 #ifndef BATCHLA_IL_BCAST_WHOLE_LOADS
-#define BATCHLA_IL_BCAST_WHOLE_LOADS 0
+#define BATCHLA_IL_BCAST_WHOLE_LOADS 1
 #endif
 
 // 1: the uncapped staged forms of the factoring ops in float issue the next wave's copies a row
@@ -492,7 +491,8 @@ struct GroupBody {
   // (rows <= k): a plain load of it compiles to 16-byte, 8-byte or scalar loads, differently from
   // one compile to the next (bench/NOTES.md "Lane-group broadcast loads kept whole").
   static constexpr bool kWholeLoads =
-      BATCHLA_IL_BCAST_WHOLE_LOADS == 2 || (BATCHLA_IL_BCAST_WHOLE_LOADS == 1 && G == 8 && kMaxRegs == 255);
+      BATCHLA_IL_BCAST_WHOLE_LOADS == 2 ||
+      (BATCHLA_IL_BCAST_WHOLE_LOADS == 1 && G == 8 && kMaxRegs == 255 && (sizeof(T) == 4 || NP <= 32));
   static __device__ __forceinline__ void LoadGranule(const T* p, T (&v)[kV]) {
     if constexpr (kWholeLoads) detail::Vec16<T>::LoadSharedWhole(p, v);
     else detail::Vec16<T>::Load(p, v);

@@ -25,7 +25,7 @@ constexpr int kNumOps = 4;
 // kBlock: one warp per matrix, a block's matrices staged in shared memory (every op;
 //        interleaved_block.cuh), compiled for the padded size pad (a multiple of 8) and run for
 //        pad - 8 < n <= pad; alt (BlockForm): registers capped or not, the update on DMMA (double,
-//        the factoring ops).
+//        the factoring ops), posv in registers, right-looking on DMMA (double, the factoring ops).
 enum class Kind : int { kFull = 0, kTile = 1, kShared = 2, kGroup = 3, kBlock = 4 };
 
 // The factorization's loop order (the solves have one order each):
@@ -85,18 +85,22 @@ constexpr bool GroupRuns(int g, int pad, int n) { return (GroupSlots(g, pad) - 1
 
 // kBlock: the padded sizes built (multiples of 8), its forms (Variant::alt), and the padded size for n.
 constexpr int kBlockMinPad = 16;
-constexpr int kBlockForms = 6;  // BlockForm: capped or not, DMMA update (double) or not, posv in registers
+constexpr int kBlockForms = 8;  // BlockForm: capped or not; DMMA update, posv in registers, right-looking
 constexpr int BlockPad(int n) { return (n + 7) / 8 * 8; }
 // Warps per block (= matrices per wave): one 32 B sector per element of the wave.
 constexpr int BlockWarps(int word_bytes) { return 32 / word_bytes; }
-// Whether form `alt` exists for op at padded size pad: the DMMA forms (2, 3) update a factor, in
-// double only; the register forms (4, 5) are posv's, from pad 24 (smaller matrices fit the lane
-// groups, which measured faster up to pad 32).
+// Whether form `alt` exists for op at padded size pad: the DMMA forms (2, 3) and the
+// right-looking forms (6, 7) factor, in double only; the register forms (4, 5) are posv's. Both
+// register kinds from pad 24 (smaller matrices fit the lane groups, which measured faster up to
+// pad 32).
 constexpr int kBlockRegsMinPad = 24;
-constexpr int kBlockFirstRegsForm = 4;  // BlockForm kBlockRegs (interleaved_block.cuh)
+constexpr int kBlockFirstRegsForm = 4;   // BlockForm kBlockRegs (interleaved_block.cuh)
+constexpr int kBlockFirstRightForm = 6;  // BlockForm kBlockRight
 constexpr bool BlockFormBuilt(Op op, int alt, int word_bytes, int pad) {
+  const bool factors = op == Op::kPotrf || op == Op::kPosv;
+  if (alt >= kBlockFirstRightForm) return word_bytes == 8 && factors && pad >= kBlockRegsMinPad;
   if (alt >= kBlockFirstRegsForm) return op == Op::kPosv && pad >= kBlockRegsMinPad;
-  return alt < 2 || (word_bytes == 8 && (op == Op::kPotrf || op == Op::kPosv));
+  return alt < 2 || (word_bytes == 8 && factors);
 }
 
 }  // namespace il

@@ -171,10 +171,14 @@ void AddGroups() { AddGroupShapes(std::make_integer_sequence<int, kGroupLaneCoun
 
 // Warp per matrix: every padded size from kBlockMinPad, every form (BlockForm; the DMMA forms
 // for the factoring ops in double only).
+// -DIL_BLOCK_ALT_MASK: only the forms whose bit is set (an A/B of a few forms).
+#ifndef IL_BLOCK_ALT_MASK
+#define IL_BLOCK_ALT_MASK 0xffff
+#endif
 template <int kPad, int kForm = 0>
 void AddBlockForms() {
   if constexpr (kForm < kBlockForms) {
-    if constexpr (BlockFormBuilt(kOp, kForm, int(sizeof(T)), kPad))
+    if constexpr (BlockFormBuilt(kOp, kForm, int(sizeof(T)), kPad) && ((IL_BLOCK_ALT_MASK >> kForm) & 1))
       Add<BlockBody<T, kOp, kPad, kForm>>(Kind::kBlock, Order::kLeft, 8, 0, kPad, kForm);
     AddBlockForms<kPad, kForm + 1>();
   }
@@ -182,10 +186,13 @@ void AddBlockForms() {
 #ifndef IL_BLOCK_PAD_MIN  // as IL_GROUP_PAD_MIN, for the warp-per-matrix pads
 #define IL_BLOCK_PAD_MIN 1
 #endif
+#ifndef IL_BLOCK_PAD_MAX
+#define IL_BLOCK_PAD_MAX 1024
+#endif
 template <int kPad = kBlockMinPad>
 void AddBlocks() {
   if constexpr (kPad <= kTunedMaxN) {
-    if constexpr (kPad >= IL_BLOCK_PAD_MIN) AddBlockForms<kPad>();
+    if constexpr (kPad >= IL_BLOCK_PAD_MIN && kPad <= IL_BLOCK_PAD_MAX) AddBlockForms<kPad>();
     AddBlocks<kPad + 8>();
   }
 }
