@@ -169,8 +169,8 @@ void AddGroupShapes(std::integer_sequence<int, I...>) {  // a fold, not a recurs
 }
 void AddGroups() { AddGroupShapes(std::make_integer_sequence<int, kGroupLaneCounts * kGroupPadCount>{}); }
 
-// Warp per matrix: every padded size from kBlockMinPad, every form (BlockForm; the DMMA forms
-// for the factoring ops in double only).
+// Warp per matrix: every padded size from kBlockMinPad, every form (BlockForm; the DMMA and
+// right-looking forms for the factoring ops in double only, the register forms posv's).
 // -DIL_BLOCK_ALT_MASK: only the forms whose bit is set (an A/B of a few forms).
 #ifndef IL_BLOCK_ALT_MASK
 #define IL_BLOCK_ALT_MASK 0xffff
