@@ -369,6 +369,9 @@ struct BlockBody {
   // each waited on a chain of 2J DMMAs through shared memory, every tile's update here is
   // independent of the others, and the update's operands never leave the registers. J is unrolled
   // (static register indices); the diagonal tiles' upper halves carry finite garbage no result reads.
+  // Measured (bench/NOTES.md "Block kind, right-looking on DMMA"): even with form 4 at the same
+  // warps a SM (the panels and the solve dominate); form 7 fits 168 registers without spilling,
+  // 12 warps a SM at pads 48 / 56, f64 posv n = 41..48 1.15-1.19x in the library.
   template <bool FOLD>
   static __device__ __forceinline__ int FactorRight(T* L, T* y, int lane, int n) {
     const int g = lane >> 2, q = lane & 3;
