@@ -103,8 +103,8 @@ __device__ __forceinline__ unsigned LuMinReduce(unsigned v, unsigned gmask) {
   }
 }
 // The pivot of one step: its current position, whether this lane holds it, and the (warp) lane that
-// holds it (source of v2's pivot-row shuffles; v1 broadcasts through shared memory and ignores it:
-// its ballot is not removed by the compiler, dropping it is measured-untested, see the notes).
+// holds it (source of v2's pivot-row shuffles; v1 broadcasts through shared memory, so its argmax
+// leaves src 0: nvcc does not drop an unused ballot).
 struct LuPivot {
   unsigned pos;
   bool mine;
@@ -148,7 +148,7 @@ __device__ __forceinline__ LuPivot LuGroupPivot(const T (&x)[R], const bool (&ac
       const unsigned key = active[0] ? LuScalar<float>::Key(x[0]) : 0u;
       const unsigned kmax = __reduce_max_sync(gmask, key);
       const unsigned pm = __reduce_min_sync(gmask, (active[0] && key == kmax) ? pos[0] : 0xffffffffu);
-      return {pm, pos[0] == pm, LuPivotLane(pos[0] == pm, gmask)};
+      return {pm, pos[0] == pm, 0};
     } else {
       const unsigned long long bits = LuScalar<double>::Key(x[0]);
       const unsigned hi = active[0] ? unsigned(bits >> 32) : 0u, lo = unsigned(bits);
@@ -156,7 +156,7 @@ __device__ __forceinline__ LuPivot LuGroupPivot(const T (&x)[R], const bool (&ac
       const bool cand = active[0] && hi == hmax;
       const unsigned lmax = __reduce_max_sync(gmask, cand ? lo : 0u);
       const unsigned pm = __reduce_min_sync(gmask, (cand && lo == lmax) ? pos[0] : 0xffffffffu);
-      return {pm, pos[0] == pm, LuPivotLane(pos[0] == pm, gmask)};
+      return {pm, pos[0] == pm, 0};
     }
   } else {
     using K = decltype(LuScalar<T>::Key(T(0)));
@@ -536,6 +536,8 @@ __global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::
   // forward substitution; only U x = y remains.
   constexpr bool kFold = OUT == LuOutput::kSolve && KC == 1;
   constexpr int NC = N + (kFold ? 1 : 0);
+  // spl (position -> row) is read by the inverse's scatter and the k > 1 solves; the fold needs none.
+  constexpr bool kSpl = OUT == LuOutput::kInverse || (OUT == LuOutput::kSolve && !kFold);
   extern __shared__ __align__(16) unsigned char lu_smem[];
   T* sm = reinterpret_cast<T*>(lu_smem);
   const int lane = threadIdx.x & 31, g = threadIdx.x / L, r = threadIdx.x % L;
@@ -590,9 +592,7 @@ __global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::
         if constexpr (kFold) row[s][N] = (live && ri < N && args.k == 1) ? args.b[mat * N + ri] : T(0);
       }
       LuLaneState<T, R> lst;
-      LuFactor<T, N, NC, L, R, kGJ, C::kFast>(row, pos, r, gmask, tb,
-                                              (OUT == LuOutput::kSolve || OUT == LuOutput::kInverse) ? spl : nullptr,
-                                              lst);
+      LuFactor<T, N, NC, L, R, kGJ, C::kFast>(row, pos, r, gmask, tb, kSpl ? spl : nullptr, lst);
       if constexpr (OUT == LuOutput::kFactor) {
 #pragma unroll
         for (int s = 0; s < R; ++s) {
