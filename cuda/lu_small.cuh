@@ -64,15 +64,6 @@ struct LuScalar;
 template <>
 struct LuScalar<float> : Vec16<float> {  // the 16-byte vector mapping, and:
   __device__ static float Rcp(float x) { return __frcp_rn(x); }
-  // __frcp_rn's own fast path (MUFU.RCP, then one Newton step as nvcc emits it: the same
-  // correctly rounded result) where that path holds, kSfmin <= |x| < kRcpFastMax.
-  static constexpr bool kHasRcpFast = true;
-  static constexpr float kRcpFastMax = 8.50705917e37f;  // 2^126
-  __device__ static float RcpFast(float x) {
-    float r;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return fmaf(r, -fmaf(x, r, -1.0f), r);
-  }
   __device__ static float Log(float x) { return logf(x); }
   static constexpr float kSfmin = 1.17549435e-38f;  // LAPACK slamch('S'): 1/sfmin does not overflow
   __device__ static unsigned Key(float x) { return __float_as_uint(x) & 0x7fffffffu; }  // |x| bits: NaN > inf
@@ -80,9 +71,6 @@ struct LuScalar<float> : Vec16<float> {  // the 16-byte vector mapping, and:
 template <>
 struct LuScalar<double> : Vec16<double> {
   __device__ static double Rcp(double x) { return __drcp_rn(x); }
-  static constexpr bool kHasRcpFast = false;
-  static constexpr double kRcpFastMax = 0.0;
-  __device__ static double RcpFast(double x) { return Rcp(x); }
   __device__ static double Log(double x) { return log(x); }
   static constexpr double kSfmin = 2.2250738585072014e-308;
   __device__ static unsigned long long Key(double x) {
@@ -277,30 +265,6 @@ __device__ __forceinline__ void LuCopyChunk(T* smem, T* gmem, int total, bool ve
   }
 }
 
-// The pivot's reciprocal (LuScalar::Rcp) and l[s] = x[s] scaled as LAPACK's getf2 scales the
-// column: x * (1 / pv) where |pv| >= sfmin or pv is NaN, else x / pv (x where pv == 0).
-// float: for sfmin <= |pv| < 2^126 (every pivot of a finite, not extremely scaled matrix) the
-// reciprocal takes __frcp_rn's fast path directly, so that range is ONE test a step; Rcp's own
-// range test and the sfmin test were two branches (ncu, f32 n = 24 getrf: 15 instructions a step
-// between the pivot's load and the multipliers). pv is the same in every lane of a group.
-template <typename T, int R>
-__device__ __forceinline__ T LuPivotScale(T pv, const T (&x)[R], T (&l)[R]) {
-  using S = LuScalar<T>;
-  if constexpr (S::kHasRcpFast) {
-    if (fabs(pv) >= S::kSfmin && fabs(pv) < S::kRcpFastMax) {
-      const T inv = S::RcpFast(pv);
-#pragma unroll
-      for (int s = 0; s < R; ++s) l[s] = x[s] * inv;
-      return inv;
-    }
-  }
-  const T inv = S::Rcp(pv);
-  const bool mul = fabs(pv) >= S::kSfmin || pv != pv;
-#pragma unroll
-  for (int s = 0; s < R; ++s) l[s] = mul ? x[s] * inv : pv != T(0) ? x[s] / pv : x[s];  // tiny pivot: divide
-  return inv;
-}
-
 // What one group's factorization leaves in each lane besides row[][] and pos[] (slot s: the lane's
 // row r + s * L).
 template <typename T, int R>
@@ -392,10 +356,7 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
       }
     }
     const T pv = wp[j];
-    T xj[R], lj[R];  // column j of the lane's rows and its multipliers (getf2 and the fold)
-#pragma unroll
-    for (int s = 0; s < R; ++s) xj[s] = row[s][j];
-    const T inv = LuPivotScale(pv, xj, lj);
+    const T inv = S::Rcp(pv);
     st.parity ^= int(pm != unsigned(j));
     if (st.info == 0 && pv == T(0)) st.info = j + 1;
     bool below[R], elim[R];
@@ -423,7 +384,8 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
         // kBranchFree: rows not eliminated take l = 0 and run the same FMAs (no divergence; a
         // non-finite pivot row, only from a non-finite input, makes 0 * inf = NaN in that matrix's
         // earlier U rows, as in the warp class). The 1 / pivot choice is warp-uniform.
-        T l = lj[0];
+        T l = row[0][j] * inv;                                           // LAPACK: scale by 1/pv
+        if (!(fabs(pv) >= S::kSfmin || pv != pv)) l = pv != T(0) ? row[0][j] / pv : row[0][j];  // tiny: divide
         if (elim[0]) row[0][j] = l;
         else l = T(0);
 #pragma unroll
@@ -450,12 +412,14 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
         row[s][j] = is_piv[s] ? inv : m[s];
       }
     } else {
+      const bool mul = fabs(pv) >= S::kSfmin || pv != pv;  // LAPACK: scale by 1/pv
       T l[R];
 #pragma unroll
       for (int s = 0; s < R; ++s) {
         l[s] = T(0);
         if (elim[s]) {
-          l[s] = lj[s];
+          if (mul) l[s] = row[s][j] * inv;
+          else l[s] = pv != T(0) ? row[s][j] / pv : row[s][j];  // tiny pivot: divide; zero: no scaling
           row[s][j] = l[s];
           if (j + 1 < N) row[s][j1] = fma(-l[s], wp[j1], row[s][j1]);
         }
