@@ -4,12 +4,13 @@
 # nvidia-cuda-nvdisasm wheels (the local CUDA has nvcc and ptxas but no disassembler). The wheels
 # are fetched once into $TOOLS. Reading SASS here costs no device time: instruction counts per
 # step, which branches nvcc merged, registers (bench/NOTES.md, "Small class: one range test ...").
-# Usage: bench/offline_sass.sh SRC OUT_STEM [extra nvcc flags...]
+# Usage, from the root of the tree to compile (this checkout, or a worktree holding a variant):
+#   bench/offline_sass.sh SRC OUT_STEM [extra nvcc flags...]
 #   e.g. bench/offline_sass.sh cuda/lu_small_f32b.cu /tmp/lu_b -DSOME_KNOB=1
 # Writes OUT_STEM.sass (cuobjdump -sass) and OUT_STEM.ptxas (ptxas -v: registers, spills per kernel).
 # Environment: TOOLS (/tmp/cuda_sass_tools), CUDA_ARCH (sm_90).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+[ -f cuda/common.cuh ] || { echo "offline_sass.sh: run it from a repository root (cuda/ not found)" >&2; exit 2; }
 src=${1:?source file}
 stem=${2:?output stem}
 shift 2
