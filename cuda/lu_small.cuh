@@ -64,6 +64,15 @@ struct LuScalar;
 template <>
 struct LuScalar<float> : Vec16<float> {  // the 16-byte vector mapping, and:
   __device__ static float Rcp(float x) { return __frcp_rn(x); }
+  // __frcp_rn's own fast path (MUFU.RCP, then the Newton step nvcc emits: the same correctly
+  // rounded result) where that path holds: kSfmin <= |x| < kRcpFastMax.
+  static constexpr bool kHasRcpFast = true;
+  static constexpr float kRcpFastMax = 8.50705917e37f;  // 2^126
+  __device__ static float RcpFast(float x) {
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return fmaf(r, -fmaf(x, r, -1.0f), r);
+  }
   __device__ static float Log(float x) { return logf(x); }
   static constexpr float kSfmin = 1.17549435e-38f;  // LAPACK slamch('S'): 1/sfmin does not overflow
   __device__ static unsigned Key(float x) { return __float_as_uint(x) & 0x7fffffffu; }  // |x| bits: NaN > inf
@@ -71,6 +80,7 @@ struct LuScalar<float> : Vec16<float> {  // the 16-byte vector mapping, and:
 template <>
 struct LuScalar<double> : Vec16<double> {
   __device__ static double Rcp(double x) { return __drcp_rn(x); }
+  static constexpr bool kHasRcpFast = false;  // (__drcp_rn's fast path is not one Newton step)
   __device__ static double Log(double x) { return log(x); }
   static constexpr double kSfmin = 2.2250738585072014e-308;
   __device__ static unsigned long long Key(double x) {
@@ -297,6 +307,16 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
   static_assert(!GJ || NC == N, "Gauss-Jordan has no extra columns");
   constexpr bool kFoldGJ = NC > N;  // gesv k = 1: eliminate above the pivot too (see above)
   constexpr bool kBranchFree = sizeof(T) == 4 || N >= tuning::kLuSmallBranchFreeMinNF64;  // v1 update
+  // v1, float: the pivot's reciprocal and getf2's scaling under ONE range test a step, and info
+  // from the pivots once at the end (see v1's update). v2 and double as before: there the same
+  // change raised registers (f32 n = 16 96 -> 118-128) or spills (ptxas, 2026-12-06 c).
+  constexpr bool kOneTest = !FAST && !GJ && S::kHasRcpFast;
+  // v2 (n <= 16), float: the same branch-free update (fewer instructions in SASS read offline,
+  // bench/NOTES.md 2026-12-06 c). BATCHLA_LU_V2_BRANCH_FREE=0 builds the branches (A/B knob).
+#ifndef BATCHLA_LU_V2_BRANCH_FREE
+#define BATCHLA_LU_V2_BRANCH_FREE 1
+#endif
+  constexpr bool kV2BranchFree = BATCHLA_LU_V2_BRANCH_FREE && FAST && !GJ && sizeof(T) == 4;
   bool real[R];
 #pragma unroll
   for (int s = 0; s < R; ++s) real[s] = r + s * L < N;
@@ -356,9 +376,23 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
       }
     }
     const T pv = wp[j];
-    const T inv = S::Rcp(pv);
+    // kOneTest: sfmin <= |pv| < 2^126 (every pivot of a finite, not extremely scaled matrix) takes
+    // __frcp_rn's fast path inline and the multiply; Rcp's own range test and getf2's sfmin test
+    // were two branches a step (ncu f32 n = 24: 15 instructions from the pivot's load to l).
+    T inv, l1 = T(0);  // kOneTest: l1 = row[0][j] scaled as getf2 scales it (inv and l1 under one test)
+    if constexpr (kOneTest) {
+      if (fabs(pv) >= S::kSfmin && fabs(pv) < S::kRcpFastMax) {
+        inv = S::RcpFast(pv);
+        l1 = row[0][j] * inv;
+      } else {
+        inv = S::Rcp(pv);
+        l1 = fabs(pv) >= S::kSfmin || pv != pv ? row[0][j] * inv : pv != T(0) ? row[0][j] / pv : row[0][j];
+      }
+    } else {
+      inv = S::Rcp(pv);
+    }
     st.parity ^= int(pm != unsigned(j));
-    if (st.info == 0 && pv == T(0)) st.info = j + 1;
+    if (!kOneTest && st.info == 0 && pv == T(0)) st.info = j + 1;
     bool below[R], elim[R];
 #pragma unroll
     for (int s = 0; s < R; ++s) {
@@ -384,8 +418,9 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
         // kBranchFree: rows not eliminated take l = 0 and run the same FMAs (no divergence; a
         // non-finite pivot row, only from a non-finite input, makes 0 * inf = NaN in that matrix's
         // earlier U rows, as in the warp class). The 1 / pivot choice is warp-uniform.
-        T l = row[0][j] * inv;                                           // LAPACK: scale by 1/pv
-        if (!(fabs(pv) >= S::kSfmin || pv != pv)) l = pv != T(0) ? row[0][j] / pv : row[0][j];  // tiny: divide
+        T l = row[0][j] * inv;  // LAPACK: scale by 1/pv
+        if (kOneTest) l = l1;
+        else if (!(fabs(pv) >= S::kSfmin || pv != pv)) l = pv != T(0) ? row[0][j] / pv : row[0][j];  // tiny: divide
         if (elim[0]) row[0][j] = l;
         else l = T(0);
 #pragma unroll
@@ -414,14 +449,30 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
     } else {
       const bool mul = fabs(pv) >= S::kSfmin || pv != pv;  // LAPACK: scale by 1/pv
       T l[R];
+      if constexpr (kV2BranchFree) {  // every row runs the FMAs, l = 0 where not eliminated (v1's kBranchFree)
+        T ls[R];
 #pragma unroll
-      for (int s = 0; s < R; ++s) {
-        l[s] = T(0);
-        if (elim[s]) {
-          if (mul) l[s] = row[s][j] * inv;
-          else l[s] = pv != T(0) ? row[s][j] / pv : row[s][j];  // tiny pivot: divide; zero: no scaling
-          row[s][j] = l[s];
+        for (int s = 0; s < R; ++s) ls[s] = row[s][j] * inv;
+        if (!mul) {  // tiny pivot: divide; zero: no scaling (warp-uniform within a group)
+#pragma unroll
+          for (int s = 0; s < R; ++s) ls[s] = pv != T(0) ? row[s][j] / pv : row[s][j];
+        }
+#pragma unroll
+        for (int s = 0; s < R; ++s) {
+          l[s] = elim[s] ? ls[s] : T(0);
+          if (elim[s]) row[s][j] = ls[s];
           if (j + 1 < N) row[s][j1] = fma(-l[s], wp[j1], row[s][j1]);
+        }
+      } else {
+#pragma unroll
+        for (int s = 0; s < R; ++s) {
+          l[s] = T(0);
+          if (elim[s]) {
+            if (mul) l[s] = row[s][j] * inv;
+            else l[s] = pv != T(0) ? row[s][j] / pv : row[s][j];  // tiny pivot: divide; zero: no scaling
+            row[s][j] = l[s];
+            if (j + 1 < N) row[s][j1] = fma(-l[s], wp[j1], row[s][j1]);
+          }
         }
       }
       if (j + 1 < N) {
@@ -432,12 +483,20 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
       }
 #pragma unroll
       for (int s = 0; s < R; ++s) {
-        if (elim[s]) {  // the last step has no column j + 1 < N: it starts at b (column N)
+        if (kV2BranchFree || elim[s]) {  // the last step has no column j + 1 < N: it starts at b (column N)
 #pragma unroll
           for (int c = j + 1 < N ? j + 2 : j + 1; c < NC; ++c) row[s][c] = fma(-l[s], wp[c], row[s][c]);
         }
       }
     }
+  }
+  if constexpr (kOneTest) {  // info (LAPACK's first zero pivot) from each row's pivot, once
+    unsigned zero = 0xffffffffu;
+#pragma unroll
+    for (int s = 0; s < R; ++s)
+      if (real[s] && st.diag[s] == T(0)) zero = min(zero, pos[s]);
+    zero = LuMinReduce<L>(zero, gmask);
+    st.info = zero == 0xffffffffu ? 0 : int(zero) + 1;
   }
   __syncwarp();  // spl is read by every lane afterwards
 }
