@@ -189,13 +189,17 @@ __device__ __forceinline__ LuPivot LuGroupPivot(const T (&x)[R], const bool (&ac
 }
 
 // ---- compile-time configuration (read by kernel and launcher) ------------------------------------
-constexpr int LuRowsPerLane(int n) { return n <= 2 ? 1 : n <= kLuSmallV2MaxN ? 2 : 1; }
+// v2 on groups of 8 lanes above n = 16 (float only: double's rows would not fit the registers).
+template <typename T>
+constexpr bool LuV2Wide(int n) { return sizeof(T) == 4 && n > kLuSmallV2MaxN && n <= tuning::kLuSmallV2WideMaxN; }
+template <typename T>
+constexpr int LuRowsPerLane(int n) { return n <= 2 ? 1 : n <= kLuSmallV2MaxN ? 2 : LuV2Wide<T>(n) ? (n + 7) / 8 : 1; }
 
 template <typename T, int N>
 struct LuSmallCfg {
   static constexpr int kN = N;
-  static constexpr bool kFast = N <= kLuSmallV2MaxN;              // v2 (else v1), see above
-  static constexpr int kRows = LuRowsPerLane(N);                 // rows per lane
+  static constexpr bool kFast = N <= kLuSmallV2MaxN || LuV2Wide<T>(N);  // v2 (else v1), see above
+  static constexpr int kRows = LuRowsPerLane<T>(N);              // rows per lane
   static constexpr int kNL = (N + kRows - 1) / kRows;             // lanes with a row
   static constexpr int kLanes = kNL <= 1 ? 1 : kNL <= 2 ? 2 : kNL <= 4 ? 4 : kNL <= 8 ? 8 : kNL <= 16 ? 16 : 32;
   static constexpr int kV = LuScalar<T>::kN;                      // elements per 16-byte granule
@@ -220,7 +224,7 @@ struct LuSmallCfg {
   static constexpr int MinBlocks() {
     if constexpr (sizeof(T) != 8) return 0;
     else if constexpr (N >= tuning::kLuSmallCapMinNF64) return 3;
-    else return N > kLuSmallV2MaxN ? tuning::LuSmallV1MinBlocksF64(int(OUT)) : 0;
+    else return !kFast ? tuning::LuSmallV1MinBlocksF64(int(OUT)) : 0;
   }
   static constexpr int kGroups = kThreads / kLanes;               // matrices in flight per block
   static constexpr int kG0 = (kLuSmallStageBytes + kGroups * kMatBytes / 2) / (kGroups * kMatBytes);

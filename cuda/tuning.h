@@ -162,6 +162,13 @@ constexpr int kLuSmallMaxStages = 40 * 1024;  // v2 group blocks shrink to keep 
 //      v2 measured slower (f32 0.24-0.33 vs 0.34-0.43, with shuffles 0.28 at n = 32, f64 0.16);
 //      v2 with one row per lane did not unroll.
 constexpr int kLuSmallV2MaxN = 16;  // >= 16: v1 needs full-warp groups (static_assert)
+// v2 on groups of 8 lanes (four matrices a warp, ceil(n / 8) rows a lane) for float n = 17..this
+// (kLuSmallV2MaxN: none). Experiment knob, bench/NOTES.md 2026-12-06 d.
+#ifdef BATCHLA_LU_V2_WIDE_MAXN
+constexpr int kLuSmallV2WideMaxN = BATCHLA_LU_V2_WIDE_MAXN;
+#else
+constexpr int kLuSmallV2WideMaxN = kLuSmallV2MaxN;
+#endif
 // blocked classes (bench/NOTES.md, "getrf blocked"):
 constexpr int kLuNB = 32;               // panel width (rows of a panel live in 32 registers)
 constexpr int kLuMediumMaxNF64 = 160;   // matrix (n x (n|1)) + scratch fits 227 KB of shared memory
