@@ -15,7 +15,8 @@
 //   |row[j]|, the lanes at pos j and at the winner's pos exchange positions, pivots[j] = the
 //   winner's pos, perm[pos] = its row at the end, and each row is written once, at its final
 //   position. Two variants:
-//     v2 (n <= kLuSmallV2MaxN): R = 2, argmax by shuffle butterfly (redux.sync with per-group
+//     v2 (n <= kLuSmallV2MaxN; float to kLuSmallV2WideMaxN on groups of 8 lanes, ceil(n / 8)
+//        rows a lane): R = 2, argmax by shuffle butterfly (redux.sync with per-group
 //        masks serializes per group) + one ballot when the maximum is unique, issued right after
 //        column j+1 is updated so it overlaps the rest of step j; the pivot row reaches the group
 //        by shuffles from the winner's lane;
@@ -315,12 +316,9 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
   // from the pivots once at the end (see v1's update). v2 and double as before: there the same
   // change raised registers (f32 n = 16 96 -> 118-128) or spills (ptxas, 2026-12-06 c).
   constexpr bool kOneTest = !FAST && !GJ && S::kHasRcpFast;
-  // v2 (n <= 16), float: the same branch-free update (fewer instructions in SASS read offline,
-  // bench/NOTES.md 2026-12-06 c). BATCHLA_LU_V2_BRANCH_FREE=0 builds the branches (A/B knob).
-#ifndef BATCHLA_LU_V2_BRANCH_FREE
-#define BATCHLA_LU_V2_BRANCH_FREE 1
-#endif
-  constexpr bool kV2BranchFree = BATCHLA_LU_V2_BRANCH_FREE && FAST && !GJ && sizeof(T) == 4;
+  // v2, float: the same branch-free update (2-17 % faster getrf, 10-24 % the fold at n = 9..16,
+  // bench/NOTES.md 2026-12-06 d).
+  constexpr bool kV2BranchFree = FAST && !GJ && sizeof(T) == 4;
   bool real[R];
 #pragma unroll
   for (int s = 0; s < R; ++s) real[s] = r + s * L < N;

@@ -162,12 +162,14 @@ constexpr int kLuSmallMaxStages = 40 * 1024;  // v2 group blocks shrink to keep 
 //      v2 measured slower (f32 0.24-0.33 vs 0.34-0.43, with shuffles 0.28 at n = 32, f64 0.16);
 //      v2 with one row per lane did not unroll.
 constexpr int kLuSmallV2MaxN = 16;  // >= 16: v1 needs full-warp groups (static_assert)
-// v2 on groups of 8 lanes (four matrices a warp, ceil(n / 8) rows a lane) for float n = 17..this
-// (kLuSmallV2MaxN: none). Experiment knob, bench/NOTES.md 2026-12-06 d.
+// v2 on groups of 8 lanes (four matrices a warp, ceil(n / 8) rows a lane) for float n = 17..this.
+// Measured against v1 (H100, bench/NOTES.md 2026-12-06 d): n = 17..20 7-22 % faster (every
+// output), 21..23 even, 24 13-23 % slower (shared memory leaves 10 warps a SM), 25..32 (four rows a
+// lane, 6-8 warps a SM) 1.4-3x slower. A/B knob: -DBATCHLA_LU_V2_WIDE_MAXN=N.
 #ifdef BATCHLA_LU_V2_WIDE_MAXN
 constexpr int kLuSmallV2WideMaxN = BATCHLA_LU_V2_WIDE_MAXN;
 #else
-constexpr int kLuSmallV2WideMaxN = kLuSmallV2MaxN;
+constexpr int kLuSmallV2WideMaxN = 20;
 #endif
 // blocked classes (bench/NOTES.md, "getrf blocked"):
 constexpr int kLuNB = 32;               // panel width (rows of a panel live in 32 registers)
