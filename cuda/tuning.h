@@ -165,7 +165,7 @@ constexpr int kLuSmallV2MaxN = 16;  // >= 16: v1 needs full-warp groups (static_
 // v2 on groups of 8 lanes (four matrices a warp, ceil(n / 8) rows a lane) for float n = 17..this.
 // Measured against v1 (H100, bench/NOTES.md 2026-12-06 d): n = 17..20 7-22 % faster (every
 // output), 21..23 even, 24 13-23 % slower (shared memory leaves 10 warps a SM), 25..32 (four rows a
-// lane, 6-8 warps a SM) 1.4-3x slower. A/B knob: -DBATCHLA_LU_V2_WIDE_MAXN=N.
+// lane, 6-8 warps a SM) 1.3-3.3x slower. A/B knob: -DBATCHLA_LU_V2_WIDE_MAXN=N.
 #ifdef BATCHLA_LU_V2_WIDE_MAXN
 constexpr int kLuSmallV2WideMaxN = BATCHLA_LU_V2_WIDE_MAXN;
 #else
