@@ -190,9 +190,11 @@ __device__ __forceinline__ LuPivot LuGroupPivot(const T (&x)[R], const bool (&ac
 }
 
 // ---- compile-time configuration (read by kernel and launcher) ------------------------------------
-// v2 on groups of 8 lanes above n = 16 (float only: double's rows would not fit the registers).
+// v2 on groups of 8 lanes above n = 16 (tuning.h: the largest n per dtype).
 template <typename T>
-constexpr bool LuV2Wide(int n) { return sizeof(T) == 4 && n > kLuSmallV2MaxN && n <= tuning::kLuSmallV2WideMaxN; }
+constexpr bool LuV2Wide(int n) {
+  return n > kLuSmallV2MaxN && n <= (sizeof(T) == 4 ? tuning::kLuSmallV2WideMaxN : tuning::kLuSmallV2WideMaxNF64);
+}
 template <typename T>
 constexpr int LuRowsPerLane(int n) { return n <= 2 ? 1 : n <= kLuSmallV2MaxN ? 2 : LuV2Wide<T>(n) ? (n + 7) / 8 : 1; }
 

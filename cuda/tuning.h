@@ -171,6 +171,12 @@ constexpr int kLuSmallV2WideMaxN = BATCHLA_LU_V2_WIDE_MAXN;
 #else
 constexpr int kLuSmallV2WideMaxN = 20;
 #endif
+// The same for double (kLuSmallV2MaxN: off). A/B knob: -DBATCHLA_LU_V2_WIDE_MAXN_F64=N.
+#ifdef BATCHLA_LU_V2_WIDE_MAXN_F64
+constexpr int kLuSmallV2WideMaxNF64 = BATCHLA_LU_V2_WIDE_MAXN_F64;
+#else
+constexpr int kLuSmallV2WideMaxNF64 = kLuSmallV2MaxN;
+#endif
 // blocked classes (bench/NOTES.md, "getrf blocked"):
 constexpr int kLuNB = 32;               // panel width (rows of a panel live in 32 registers)
 constexpr int kLuMediumMaxNF64 = 160;   // matrix (n x (n|1)) + scratch fits 227 KB of shared memory
