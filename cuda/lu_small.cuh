@@ -190,19 +190,24 @@ __device__ __forceinline__ LuPivot LuGroupPivot(const T (&x)[R], const bool (&ac
 }
 
 // ---- compile-time configuration (read by kernel and launcher) ------------------------------------
-// v2 on groups of 8 lanes above n = 16 (tuning.h: the largest n per dtype).
+// v2 on groups of 8 lanes above n = 16 (tuning.h: the largest n per dtype and output).
 template <typename T>
-constexpr bool LuV2Wide(int n) {
-  return n > kLuSmallV2MaxN && n <= (sizeof(T) == 4 ? tuning::kLuSmallV2WideMaxN : tuning::kLuSmallV2WideMaxNF64);
+constexpr bool LuV2Wide(int n, LuOutput out) {
+  const int max_n = sizeof(T) == 4                ? tuning::kLuSmallV2WideMaxN
+                    : out == LuOutput::kInverse ? tuning::kLuSmallV2WideMaxNF64Inverse
+                                                : tuning::kLuSmallV2WideMaxNF64;
+  return n > kLuSmallV2MaxN && n <= max_n;
 }
 template <typename T>
-constexpr int LuRowsPerLane(int n) { return n <= 2 ? 1 : n <= kLuSmallV2MaxN ? 2 : LuV2Wide<T>(n) ? (n + 7) / 8 : 1; }
+constexpr int LuRowsPerLane(int n, LuOutput out) {
+  return n <= 2 ? 1 : n <= kLuSmallV2MaxN ? 2 : LuV2Wide<T>(n, out) ? (n + 7) / 8 : 1;
+}
 
-template <typename T, int N>
+template <typename T, int N, LuOutput OUT>
 struct LuSmallCfg {
   static constexpr int kN = N;
-  static constexpr bool kFast = N <= kLuSmallV2MaxN || LuV2Wide<T>(N);  // v2 (else v1), see above
-  static constexpr int kRows = LuRowsPerLane<T>(N);              // rows per lane
+  static constexpr bool kFast = N <= kLuSmallV2MaxN || LuV2Wide<T>(N, OUT);  // v2 (else v1), see above
+  static constexpr int kRows = LuRowsPerLane<T>(N, OUT);              // rows per lane
   static constexpr int kNL = (N + kRows - 1) / kRows;             // lanes with a row
   static constexpr int kLanes = kNL <= 1 ? 1 : kNL <= 2 ? 2 : kNL <= 4 ? 4 : kNL <= 8 ? 8 : kNL <= 16 ? 16 : 32;
   static constexpr int kV = LuScalar<T>::kN;                      // elements per 16-byte granule
@@ -221,14 +226,12 @@ struct LuSmallCfg {
   static constexpr int kThreads = (!kFast || kFits128 || kLuSmallThreads <= 32) ? kLuSmallThreads
                                   : (kFits64 || kLuSmallThreads <= 64)         ? kLuSmallThreads / 2
                                                                                 : kLuSmallThreads / 4;
-  // __launch_bounds__ blocks per SM of output OUT (tuning.h, kLuSmallCapMinNF64 and
-  // LuSmallV1MinBlocksF64); 0: none, ptxas picks
-  template <LuOutput OUT>
-  static constexpr int MinBlocks() {
-    if constexpr (sizeof(T) != 8) return 0;
-    else if constexpr (N >= tuning::kLuSmallCapMinNF64) return 3;
-    else return !kFast ? tuning::LuSmallV1MinBlocksF64(int(OUT)) : 0;
-  }
+  // __launch_bounds__ blocks per SM (tuning.h, kLuSmallCapMinNF64 and LuSmallV1MinBlocksF64); 0:
+  // none, ptxas picks
+  static constexpr int kMinBlocks = sizeof(T) != 8                        ? 0
+                                    : N >= tuning::kLuSmallCapMinNF64 ? 3
+                                    : !kFast                          ? tuning::LuSmallV1MinBlocksF64(int(OUT))
+                                                                      : 0;
   static constexpr int kGroups = kThreads / kLanes;               // matrices in flight per block
   static constexpr int kG0 = (kLuSmallStageBytes + kGroups * kMatBytes / 2) / (kGroups * kMatBytes);
   static constexpr int kGAlign = kGroups >= kV ? 1 : kV / kGroups;  // chunk stays 16-byte aligned
@@ -588,9 +591,9 @@ __device__ __forceinline__ void LuSlogdet(const LuLaneState<T, R>& st, int r, un
 }
 
 template <typename T, int N, LuOutput OUT, int KC>
-__global__ void __launch_bounds__(LuSmallCfg<T, N>::kThreads, LuSmallCfg<T, N>::template MinBlocks<OUT>())
+__global__ void __launch_bounds__(LuSmallCfg<T, N, OUT>::kThreads, LuSmallCfg<T, N, OUT>::kMinBlocks)
     LuSmallKernel(LuArgs<T> args, bool vec) {
-  using C = LuSmallCfg<T, N>;
+  using C = LuSmallCfg<T, N, OUT>;
   using VT = typename LuScalar<T>::type;
   constexpr int L = C::kLanes, R = C::kRows, G = C::kGroups, CH = C::kChunk, RS = C::kRS, V = C::kV;
   constexpr bool kGJ = OUT == LuOutput::kInverse;
@@ -957,7 +960,7 @@ struct LuSmallTag {};  // keeps PersistentGrid's occupancy caches apart per kern
 
 template <typename T, int N, LuOutput OUT, int KC, bool TINY>
 cudaError_t LuSmallLaunch(cudaStream_t s, const LuArgs<T>& args) {
-  using C = std::conditional_t<TINY, LuTinyCfg<T, N>, LuSmallCfg<T, N>>;
+  using C = std::conditional_t<TINY, LuTinyCfg<T, N>, LuSmallCfg<T, N, OUT>>;
   void (*kernel)(LuArgs<T>, bool);
   if constexpr (TINY) kernel = LuTinyKernel<T, N, OUT>;
   else kernel = LuSmallKernel<T, N, OUT, KC>;

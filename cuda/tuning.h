@@ -145,8 +145,11 @@ constexpr int kLuSmallCapMinNF64 = 25;
 #ifndef BATCHLA_LU_SMALL_V1_F64_BLOCKS
 #define BATCHLA_LU_SMALL_V1_F64_BLOCKS 1
 #endif
+#ifndef BATCHLA_LU_SMALL_V1_F64_GESV_BLOCKS  // A/B knob for gesv's entry
+#define BATCHLA_LU_SMALL_V1_F64_GESV_BLOCKS 4
+#endif
 constexpr int LuSmallV1MinBlocksF64(int out) {
-  constexpr int kByOutput[4] = {5, 4, 0, 5};
+  constexpr int kByOutput[4] = {5, BATCHLA_LU_SMALL_V1_F64_GESV_BLOCKS, 0, 5};
   return BATCHLA_LU_SMALL_V1_F64_BLOCKS ? kByOutput[out] : 0;
 }
 // v1 (n = 17..32) update without the `if (eliminated)` branch (every lane runs the FMAs with l = 0
@@ -171,11 +174,16 @@ constexpr int kLuSmallV2WideMaxN = BATCHLA_LU_V2_WIDE_MAXN;
 #else
 constexpr int kLuSmallV2WideMaxN = 20;
 #endif
-// The same for double (kLuSmallV2MaxN: off). A/B knob: -DBATCHLA_LU_V2_WIDE_MAXN_F64=N.
+// Double: the inverse (Gauss-Jordan) only, n = 17..kLuSmallV2WideMaxNF64Inverse. Measured against v1
+// (H100, bench/NOTES.md 2026-12-06 e): inverse n = 17 / 18 / 19 1.25 / 1.22 / 1.11x, n = 20 0.95x;
+// getrf / gesv k = 1 / slogdet 0.95-1.06x at 17..19, 0.82-0.90x at 20 (8-10 warps a SM by
+// registers). A/B knob for every output: -DBATCHLA_LU_V2_WIDE_MAXN_F64=N.
 #ifdef BATCHLA_LU_V2_WIDE_MAXN_F64
 constexpr int kLuSmallV2WideMaxNF64 = BATCHLA_LU_V2_WIDE_MAXN_F64;
+constexpr int kLuSmallV2WideMaxNF64Inverse = BATCHLA_LU_V2_WIDE_MAXN_F64;
 #else
-constexpr int kLuSmallV2WideMaxNF64 = kLuSmallV2MaxN;
+constexpr int kLuSmallV2WideMaxNF64 = kLuSmallV2MaxN;  // off
+constexpr int kLuSmallV2WideMaxNF64Inverse = 19;
 #endif
 // blocked classes (bench/NOTES.md, "getrf blocked"):
 constexpr int kLuNB = 32;               // panel width (rows of a panel live in 32 registers)
