@@ -15,8 +15,9 @@
 //   |row[j]|, the lanes at pos j and at the winner's pos exchange positions, pivots[j] = the
 //   winner's pos, perm[pos] = its row at the end, and each row is written once, at its final
 //   position. Two variants:
-//     v2 (n <= kLuSmallV2MaxN: R = 2; float n <= kLuSmallV2WideMaxN: R = ceil(n / 8) on groups
-//        of 8 lanes): argmax by shuffle butterfly (redux.sync with per-group
+//     v2 (n <= kLuSmallV2MaxN: R = 2; above, "wide", R = ceil(n / 8) on groups of 8 lanes for
+//        float n <= kLuSmallV2WideMaxN and the double inverse n <= kLuSmallV2WideMaxNF64Inverse:
+//        the choice is per output, LuV2Wide): argmax by shuffle butterfly (redux.sync with per-group
 //        masks serializes per group) + one ballot when the maximum is unique, issued right after
 //        column j+1 is updated so it overlaps the rest of step j; the pivot row reaches the group
 //        by shuffles from the winner's lane;
