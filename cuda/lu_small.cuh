@@ -208,7 +208,7 @@ template <typename T, int N, LuOutput OUT>
 struct LuSmallCfg {
   static constexpr int kN = N;
   static constexpr bool kFast = N <= kLuSmallV2MaxN || LuV2Wide<T>(N, OUT);  // v2 (else v1), see above
-  static constexpr int kRows = LuRowsPerLane<T>(N, OUT);              // rows per lane
+  static constexpr int kRows = LuRowsPerLane<T>(N, OUT);          // rows per lane
   static constexpr int kNL = (N + kRows - 1) / kRows;             // lanes with a row
   static constexpr int kLanes = kNL <= 1 ? 1 : kNL <= 2 ? 2 : kNL <= 4 ? 4 : kNL <= 8 ? 8 : kNL <= 16 ? 16 : 32;
   static constexpr int kV = LuScalar<T>::kN;                      // elements per 16-byte granule
@@ -229,10 +229,9 @@ struct LuSmallCfg {
                                                                                 : kLuSmallThreads / 4;
   // __launch_bounds__ blocks per SM (tuning.h, kLuSmallCapMinNF64 and LuSmallV1MinBlocksF64); 0:
   // none, ptxas picks
-  static constexpr int kMinBlocks = sizeof(T) != 8                        ? 0
+  static constexpr int kMinBlocks = sizeof(T) != 8 ? 0
                                     : N >= tuning::kLuSmallCapMinNF64 ? 3
-                                    : !kFast                          ? tuning::LuSmallV1MinBlocksF64(int(OUT))
-                                                                      : 0;
+                                    : kFast ? 0 : tuning::LuSmallV1MinBlocksF64(int(OUT));
   static constexpr int kGroups = kThreads / kLanes;               // matrices in flight per block
   static constexpr int kG0 = (kLuSmallStageBytes + kGroups * kMatBytes / 2) / (kGroups * kMatBytes);
   static constexpr int kGAlign = kGroups >= kV ? 1 : kV / kGroups;  // chunk stays 16-byte aligned
