@@ -227,11 +227,13 @@ struct LuSmallCfg {
   static constexpr int kThreads = (!kFast || kFits128 || kLuSmallThreads <= 32) ? kLuSmallThreads
                                   : (kFits64 || kLuSmallThreads <= 64)         ? kLuSmallThreads / 2
                                                                                 : kLuSmallThreads / 4;
-  // __launch_bounds__ blocks per SM (tuning.h, kLuSmallCapMinNF64 and LuSmallV1MinBlocksF64); 0:
-  // none, ptxas picks
-  static constexpr int kMinBlocks = sizeof(T) != 8 ? 0
-                                    : N >= tuning::kLuSmallCapMinNF64 ? 3
-                                    : kFast ? 0 : tuning::LuSmallV1MinBlocksF64(int(OUT));
+  // __launch_bounds__ blocks per SM with KC right-hand-side columns at a time (tuning.h,
+  // kLuSmallCapMinNF64 and LuSmallV1MinBlocksF64); 0: none, ptxas picks
+  static constexpr int MinBlocks(int kc) {
+    return sizeof(T) != 8 ? 0
+           : N >= tuning::kLuSmallCapMinNF64 ? 3
+           : kFast ? 0 : tuning::LuSmallV1MinBlocksF64(int(OUT), N, kc);
+  }
   static constexpr int kGroups = kThreads / kLanes;               // matrices in flight per block
   static constexpr int kG0 = (kLuSmallStageBytes + kGroups * kMatBytes / 2) / (kGroups * kMatBytes);
   static constexpr int kGAlign = kGroups >= kV ? 1 : kV / kGroups;  // chunk stays 16-byte aligned
@@ -591,7 +593,7 @@ __device__ __forceinline__ void LuSlogdet(const LuLaneState<T, R>& st, int r, un
 }
 
 template <typename T, int N, LuOutput OUT, int KC>
-__global__ void __launch_bounds__(LuSmallCfg<T, N, OUT>::kThreads, LuSmallCfg<T, N, OUT>::kMinBlocks)
+__global__ void __launch_bounds__(LuSmallCfg<T, N, OUT>::kThreads, LuSmallCfg<T, N, OUT>::MinBlocks(KC))
     LuSmallKernel(LuArgs<T> args, bool vec) {
   using C = LuSmallCfg<T, N, OUT>;
   using VT = typename LuScalar<T>::type;

@@ -145,12 +145,19 @@ constexpr int kLuSmallCapMinNF64 = 25;
 #ifndef BATCHLA_LU_SMALL_V1_F64_BLOCKS
 #define BATCHLA_LU_SMALL_V1_F64_BLOCKS 1
 #endif
-#ifndef BATCHLA_LU_SMALL_V1_F64_GESV_BLOCKS  // A/B knob for gesv's entry
-#define BATCHLA_LU_SMALL_V1_F64_GESV_BLOCKS 4
+// gesv k = 1 (the fold, one right-hand-side column at a time: kc == 1) asks for 5 blocks up to
+// n = kLuSmallFoldFiveBlocksMaxNF64: measured against 4 (H100, bench/NOTES.md 2026-12-06 e) 1.02-1.10x
+// at n = 17..23 (96 registers; spills of 8-48 B to n = 20, 0.3-0.5 KB at 21..23), 0.89x at n = 24.
+// A/B knob: -DBATCHLA_LU_FOLD_F64_5BLOCKS_MAXN=N (16: off).
+#ifdef BATCHLA_LU_FOLD_F64_5BLOCKS_MAXN
+constexpr int kLuSmallFoldFiveBlocksMaxNF64 = BATCHLA_LU_FOLD_F64_5BLOCKS_MAXN;
+#else
+constexpr int kLuSmallFoldFiveBlocksMaxNF64 = 23;
 #endif
-constexpr int LuSmallV1MinBlocksF64(int out) {
-  constexpr int kByOutput[4] = {5, BATCHLA_LU_SMALL_V1_F64_GESV_BLOCKS, 0, 5};
-  return BATCHLA_LU_SMALL_V1_F64_BLOCKS ? kByOutput[out] : 0;
+constexpr int LuSmallV1MinBlocksF64(int out, int n, int kc) {
+  constexpr int kByOutput[4] = {5, 4, 0, 5};
+  if (!BATCHLA_LU_SMALL_V1_F64_BLOCKS) return 0;
+  return out == 1 && kc == 1 && n <= kLuSmallFoldFiveBlocksMaxNF64 ? 5 : kByOutput[out];
 }
 // v1 (n = 17..32) update without the `if (eliminated)` branch (every lane runs the FMAs with l = 0
 // for the other rows) for f32 and for f64 n >= this (bench/NOTES.md, "getrf small" v7: f64 n = 30..32
