@@ -159,7 +159,7 @@ constexpr int kLuSmallFoldFiveBlocksMaxNF64 = 16;
 constexpr int LuSmallV1MinBlocksF64(int out, int n, int kc) {
   constexpr int kByOutput[4] = {5, 4, 0, 5};
   if (!BATCHLA_LU_SMALL_V1_F64_BLOCKS) return 0;
-  return out == 1 && kc == 1 && n <= kLuSmallFoldFiveBlocksMaxNF64 ? 5 : kByOutput[out];
+  return out == 1 /* the solve */ && kc == 1 && n <= kLuSmallFoldFiveBlocksMaxNF64 ? 5 : kByOutput[out];
 }
 // v1 (n = 17..32) update without the `if (eliminated)` branch (every lane runs the FMAs with l = 0
 // for the other rows) for f32 and for f64 n >= this (bench/NOTES.md, "getrf small" v7: f64 n = 30..32
