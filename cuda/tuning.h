@@ -148,13 +148,11 @@ constexpr int kLuSmallCapMinNF64 = 25;
 // gesv k = 1 (the fold, one right-hand-side column at a time: kc == 1) asks for 5 blocks up to
 // n = kLuSmallFoldFiveBlocksMaxNF64: measured against 4 (H100, bench/NOTES.md 2026-12-06 e) 1.02-1.10x
 // at n = 17..23 (96 registers; spills of 8-48 B to n = 20, 0.3-0.5 KB at 21..23), 0.89x at n = 24.
-// OFF (16) until a build with it passes check_lu_small's full check and the sanitizers on the device
-// (2026-12-06 e ran it in timing mode only; no device time was left); then 23.
-// A/B knob: -DBATCHLA_LU_FOLD_F64_5BLOCKS_MAXN=N.
+// A/B knob: -DBATCHLA_LU_FOLD_F64_5BLOCKS_MAXN=N (16: off).
 #ifdef BATCHLA_LU_FOLD_F64_5BLOCKS_MAXN
 constexpr int kLuSmallFoldFiveBlocksMaxNF64 = BATCHLA_LU_FOLD_F64_5BLOCKS_MAXN;
 #else
-constexpr int kLuSmallFoldFiveBlocksMaxNF64 = 16;
+constexpr int kLuSmallFoldFiveBlocksMaxNF64 = 23;
 #endif
 constexpr int LuSmallV1MinBlocksF64(int out, int n, int kc) {
   constexpr int kByOutput[4] = {5, 4, 0, 5};
