@@ -199,15 +199,20 @@ constexpr bool LuV2Wide(int n, LuOutput out) {
                                                 : tuning::kLuSmallV2WideMaxNF64;
   return n > kLuSmallV2MaxN && n <= max_n;
 }
+// v2 on groups of 16 lanes, two rows a lane (float, above the wide form's n; tuning.h).
+template <typename T>
+constexpr bool LuV2Half(int n, LuOutput) {
+  return sizeof(T) == 4 && n > tuning::kLuSmallV2WideMaxN && n <= tuning::kLuSmallV2HalfMaxN && n > kLuSmallV2MaxN;
+}
 template <typename T>
 constexpr int LuRowsPerLane(int n, LuOutput out) {
-  return n <= 2 ? 1 : n <= kLuSmallV2MaxN ? 2 : LuV2Wide<T>(n, out) ? (n + 7) / 8 : 1;
+  return n <= 2 ? 1 : n <= kLuSmallV2MaxN || LuV2Half<T>(n, out) ? 2 : LuV2Wide<T>(n, out) ? (n + 7) / 8 : 1;
 }
 
 template <typename T, int N, LuOutput OUT>
 struct LuSmallCfg {
   static constexpr int kN = N;
-  static constexpr bool kFast = N <= kLuSmallV2MaxN || LuV2Wide<T>(N, OUT);  // v2 (else v1), see above
+  static constexpr bool kFast = N <= kLuSmallV2MaxN || LuV2Wide<T>(N, OUT) || LuV2Half<T>(N, OUT);  // v2 (else v1)
   static constexpr int kRows = LuRowsPerLane<T>(N, OUT);          // rows per lane
   static constexpr int kNL = (N + kRows - 1) / kRows;             // lanes with a row
   static constexpr int kLanes = kNL <= 1 ? 1 : kNL <= 2 ? 2 : kNL <= 4 ? 4 : kNL <= 8 ? 8 : kNL <= 16 ? 16 : 32;

@@ -181,6 +181,14 @@ constexpr int kLuSmallV2WideMaxN = BATCHLA_LU_V2_WIDE_MAXN;
 #else
 constexpr int kLuSmallV2WideMaxN = 20;
 #endif
+// v2 on groups of 16 lanes (two matrices a warp, two rows a lane) for float n = kLuSmallV2WideMaxN + 1
+// ..this: the per-step argmax and pivot-row broadcast serve two matrices. A/B knob:
+// -DBATCHLA_LU_V2_HALF_MAXN=N (default: off).
+#ifdef BATCHLA_LU_V2_HALF_MAXN
+constexpr int kLuSmallV2HalfMaxN = BATCHLA_LU_V2_HALF_MAXN;
+#else
+constexpr int kLuSmallV2HalfMaxN = kLuSmallV2WideMaxN;  // off
+#endif
 // Double: the inverse (Gauss-Jordan) only, n = 17..kLuSmallV2WideMaxNF64Inverse. Measured against v1
 // (H100, bench/NOTES.md 2026-12-06 e): inverse n = 17 / 18 / 19 1.25 / 1.22 / 1.11x, n = 20 0.95x;
 // getrf / gesv k = 1 / slogdet 0.95-1.06x at 17..19, 0.82-0.90x at 20 (8-10 warps a SM by
