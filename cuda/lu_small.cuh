@@ -229,9 +229,11 @@ struct LuSmallCfg {
   static constexpr int kStageMat = 2 * kMS * int(sizeof(T));     // both stages, per group
   static constexpr bool kFits128 = kLuSmallThreads / kLanes * kStageMat <= kLuSmallMaxStages;
   static constexpr bool kFits64 = kLuSmallThreads / 2 / kLanes * kStageMat <= kLuSmallMaxStages;
-  static constexpr int kThreads = (!kFast || kFits128 || kLuSmallThreads <= 32) ? kLuSmallThreads
-                                  : (kFits64 || kLuSmallThreads <= 64)         ? kLuSmallThreads / 2
-                                                                                : kLuSmallThreads / 4;
+  // v1 float: its own block size (tuning.h, kLuSmallV1ThreadsF32)
+  static constexpr int kThreads = !kFast && sizeof(T) == 4                        ? tuning::kLuSmallV1ThreadsF32
+                                  : (!kFast || kFits128 || kLuSmallThreads <= 32) ? kLuSmallThreads
+                                  : (kFits64 || kLuSmallThreads <= 64)            ? kLuSmallThreads / 2
+                                                                                  : kLuSmallThreads / 4;
   // __launch_bounds__ blocks per SM with KC right-hand-side columns at a time (tuning.h,
   // kLuSmallCapMinNF64 and LuSmallV1MinBlocksF64); 0: none, ptxas picks
   static constexpr int MinBlocks(int kc) {

@@ -124,6 +124,16 @@ constexpr int kLuSmallThreads = BATCHLA_LU_SMALL_THREADS;
 #else
 constexpr int kLuSmallThreads = 128;      // threads per block of the group kernel (256: same speed)
 #endif
+// Threads per block of v1 in float (n = 17..32 outside the wide form). Smaller blocks let a SM hold
+// the warps its registers allow (f32 n = 24 getrf: 85 registers allow 23 warps, 4-warp blocks give
+// 20); v1's time follows its chains a SM (bench/NOTES.md 2026-12-06 f). Not measured yet: 128 (the
+// group kernel's). A/B knob: -DBATCHLA_LU_SMALL_V1_THREADS_F32=32 | 64.
+#ifdef BATCHLA_LU_SMALL_V1_THREADS_F32
+constexpr int kLuSmallV1ThreadsF32 = BATCHLA_LU_SMALL_V1_THREADS_F32;
+#else
+constexpr int kLuSmallV1ThreadsF32 = kLuSmallThreads;
+#endif
+static_assert(kLuSmallV1ThreadsF32 % 32 == 0 && kLuSmallV1ThreadsF32 >= 32, "v1 needs whole warps");
 #ifdef BATCHLA_LU_SMALL_STAGE_BYTES
 constexpr int kLuSmallStageBytes = BATCHLA_LU_SMALL_STAGE_BYTES;
 #else
