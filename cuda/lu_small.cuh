@@ -17,8 +17,9 @@
 //   position. Two variants:
 //     v2 (n <= kLuSmallV2MaxN: R = 2; above, "wide", R = ceil(n / 8) on groups of 8 lanes for
 //        float n <= kLuSmallV2WideMaxN and the double inverse n <= kLuSmallV2WideMaxNF64Inverse:
-//        the choice is per output, LuV2Wide): argmax by shuffle butterfly (redux.sync with per-group
-//        masks serializes per group) + one ballot when the maximum is unique, issued right after
+//        the choice is per output, LuV2Wide; an A/B form, off, R = 2 on groups of 16: LuV2Half):
+//        argmax by shuffle butterfly (redux.sync with per-group masks serializes per group) + one
+//        ballot when the maximum is unique, issued right after
 //        column j+1 is updated so it overlaps the rest of step j; the pivot row reaches the group
 //        by shuffles from the winner's lane;
 //     v1 (above): R = 1, full-warp groups, redux max over the key words then redux min over pos;

@@ -158,7 +158,8 @@ constexpr int kLuSmallCapMinNF64 = 25;
 // gesv k = 1 (the fold, one right-hand-side column at a time: kc == 1) asks for 5 blocks up to
 // n = kLuSmallFoldFiveBlocksMaxNF64: measured against 4 (H100, bench/NOTES.md 2026-12-06 e) 1.02-1.10x
 // at n = 17..23 (96 registers; spills of 8-48 B to n = 20, 0.3-0.5 KB at 21..23), 0.89x at n = 24.
-// A/B knob: -DBATCHLA_LU_FOLD_F64_5BLOCKS_MAXN=N (16: off).
+// Checked on the device 2026-12-06 f (full check, sanitizers, tests/test_lu.py); library solve f64
+// n = 17 / 18 348 / 355 -> 322 / 327 us (H100). A/B knob: -DBATCHLA_LU_FOLD_F64_5BLOCKS_MAXN=N (16: off).
 #ifdef BATCHLA_LU_FOLD_F64_5BLOCKS_MAXN
 constexpr int kLuSmallFoldFiveBlocksMaxNF64 = BATCHLA_LU_FOLD_F64_5BLOCKS_MAXN;
 #else
