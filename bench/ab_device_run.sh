@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call: A/B timing of standalone check programs built in variants by
-# tests/cuda/build_check_variants.sh (carry [".carry"]), alternating, two rounds, then the full
+# tests/cuda/build_check_variants.sh (carry [".carry"]), alternating, ROUNDS rounds (2), then the full
 # check of the default build of each. No sanitizer here (it must not share the GPU with timing).
 # Env: AB="prog:variant1,variant2:timing args|..." e.g.
 #   AB="check_lu_blocked:check_lu_blocked_old,check_lu_blocked:time 64 96 128|check_potrf:check_potrf,check_potrf_opaque:--timing-only 33 128"
@@ -16,7 +16,7 @@ for g in "${groups[@]}"; do
   IFS=':' read -r prog variants args <<< "$g"
   IFS=',' read -r -a vs <<< "$variants"
   for v in "${vs[@]}"; do unpack "$v"; done
-  for round in 1 2; do
+  for round in $(seq "${ROUNDS:-2}"); do
     for v in "${vs[@]}"; do
       step "$v $args (round $round)"
       # shellcheck disable=SC2086  # args is a list
