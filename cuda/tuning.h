@@ -124,10 +124,10 @@ constexpr int kLuSmallThreads = BATCHLA_LU_SMALL_THREADS;
 #else
 constexpr int kLuSmallThreads = 128;      // threads per block of the group kernel (256: same speed)
 #endif
-// Threads per block of v1 in float (n = 17..32 outside the wide form). Smaller blocks let a SM hold
-// the warps its registers allow (f32 n = 24 getrf: 85 registers allow 23 warps, 4-warp blocks give
-// 20); v1's time follows its chains a SM (bench/NOTES.md 2026-12-06 f). Not measured yet: 128 (the
-// group kernel's). A/B knob: -DBATCHLA_LU_SMALL_V1_THREADS_F32=32 | 64.
+// Threads per block of v1 in float (n = 17..32 outside the wide form): 128, the group kernel's.
+// 64 / 32 measured 0.83-1.04x / 0.47-0.86x (H100, bench/NOTES.md 2026-12-07): each block stages a
+// chunk of >= 4 matrices, so smaller blocks run fewer warps a SM, not more. A/B knob:
+// -DBATCHLA_LU_SMALL_V1_THREADS_F32=32 | 64.
 #ifdef BATCHLA_LU_SMALL_V1_THREADS_F32
 constexpr int kLuSmallV1ThreadsF32 = BATCHLA_LU_SMALL_V1_THREADS_F32;
 #else
