@@ -194,9 +194,9 @@ constexpr int kLuSmallV2WideMaxN = 20;
 #endif
 // v2 on groups of 16 lanes (two matrices a warp, two rows a lane) for float n = kLuSmallV2WideMaxN + 1
 // ..this: the per-step argmax and pivot-row broadcast serve two matrices. Measured against v1 (H100,
-// bench/NOTES.md 2026-12-06 f): 0.68-0.91x at n = 21..32 with 0.84-0.91x the instructions (v1 is
-// bound by each step's chain latency, and this form has half the chains a SM): off. A/B knob:
-// -DBATCHLA_LU_V2_HALF_MAXN=N.
+// bench/NOTES.md 2026-12-06 f): 0.68-0.91x at n = 21..32 with 0.84-0.91x the instructions (a warp
+// issues in order, so two matrices in one warp wait on each other's stalls; 2026-12-07 measured
+// the same for v1 with two matrices a warp): off. A/B knob: -DBATCHLA_LU_V2_HALF_MAXN=N.
 #ifdef BATCHLA_LU_V2_HALF_MAXN
 constexpr int kLuSmallV2HalfMaxN = BATCHLA_LU_V2_HALF_MAXN;
 #else
