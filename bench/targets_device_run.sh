@@ -8,7 +8,7 @@
 set -uo pipefail
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out} XLA_PYTHON_CLIENT_PREALLOCATE=false
 work=${WORK:-/tmp/targets_work}
-mkdir -p "$OUT" "$work/r"
+rm -rf "$work/r" && mkdir -p "$OUT" "$work/r"  # a warm machine keeps /tmp: no earlier call's files
 pack() { (cd "$work" && tar czf res.tar.gz r && mv -f res.tar.gz "$OUT/"); }  # whole or not at all
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 if [ -n "${AB:-}" ]; then
