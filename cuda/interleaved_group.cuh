@@ -51,6 +51,12 @@
 // where the burst filled the load queue. Measured (bench/NOTES.md "Lane groups: the next wave's
 // copies spread over the factor"): f32 posv pad 32 3-9 % faster, the capped forms 10-20 % slower,
 // double ~1 % slower; so only those forms take it.
+// 1: groups of 8 space their matrices' broadcast columns 2 mod 8 granules apart (GroupBody::
+// kBcastStride); 0: an odd number, as groups of 4. A/B knob.
+#ifndef BATCHLA_IL_BCAST_STRIDE2
+#define BATCHLA_IL_BCAST_STRIDE2 0
+#endif
+
 #ifndef BATCHLA_IL_SPREAD_COPIES
 #define BATCHLA_IL_SPREAD_COPIES 1
 #endif
@@ -478,12 +484,17 @@ struct GroupBody {
   }
 
   // kBcast: each warp's two column buffers in shared memory, after the stages (if any). Matrix
-  // mat's column at mat * kBcastStride, an odd number of 16-byte granules apart, so the warp's
-  // kMats granule loads (one address per group) fall on distinct banks.
+  // mat's column at mat * kBcastStride, s 16-byte granules apart, so that the warp's kMats granule
+  // loads (one address per group) fall on distinct bank groups (8 granules of 16 B), and so do
+  // the groups' stores of their column (G consecutive entries each). 8 matrices a warp (G = 4): s
+  // odd. 4 (G = 8): s = 2 mod 8, as an odd s overlaps neighbouring groups' stores (f64: 4-way
+  // conflicts, ncu 2026-12-07; f32: 2-way) (BATCHLA_IL_BCAST_STRIDE2; 0: odd for every G).
   static constexpr bool kBcast = GroupBcast(LOAD);
   static_assert(!kBcast || OP == Op::kPotrf || OP == Op::kPosv, "the broadcast is the factor's");
   static constexpr int kV = 16 / int(sizeof(T));  // elements per granule
-  static constexpr int kBcastStride = ((kRows * int(sizeof(T)) + 15) / 16 | 1) * kV;
+  static constexpr int kBcastLeast = (kRows * int(sizeof(T)) + 15) / 16;  // granules a column needs
+  static constexpr int kBcastStride =
+      (BATCHLA_IL_BCAST_STRIDE2 && kMats == 4 ? kBcastLeast + ((2 - kBcastLeast) % 8 + 8) % 8 : kBcastLeast | 1) * kV;
   static constexpr int kBcastBuf = kMats * kBcastStride;
   static constexpr int kBcastElems = kBcast ? 2 * kBcastBuf : 0;  // per warp
 
