@@ -51,14 +51,16 @@
 // where the burst filled the load queue. Measured (bench/NOTES.md "Lane groups: the next wave's
 // copies spread over the factor"): f32 posv pad 32 3-9 % faster, the capped forms 10-20 % slower,
 // double ~1 % slower; so only those forms take it.
-// 1: groups of 8 space their matrices' broadcast columns 2 mod 8 granules apart (GroupBody::
-// kBcastStride); 0: an odd number, as groups of 4. A/B knob.
-#ifndef BATCHLA_IL_BCAST_STRIDE2
-#define BATCHLA_IL_BCAST_STRIDE2 0
-#endif
-
 #ifndef BATCHLA_IL_SPREAD_COPIES
 #define BATCHLA_IL_SPREAD_COPIES 1
+#endif
+
+// 1: groups of 8 space their matrices' broadcast columns 2 mod 8 granules apart (GroupBody::
+// kBcastStride), which removes the stores' bank conflicts; 0: an odd number, as groups of 4.
+// Measured (bench/NOTES.md "Lane groups of 8: the broadcast column's store conflicts"): 0-1 %
+// faster at f64 pads 28 / 32 and f32 pads 40..52, under what a rebuilt table would be worth: off.
+#ifndef BATCHLA_IL_BCAST_STRIDE2
+#define BATCHLA_IL_BCAST_STRIDE2 0
 #endif
 
 // 1: the staged forms use what their launch guarantees (Fits): the chunk's offsets fit 32 bits,
