@@ -486,11 +486,11 @@ struct GroupBody {
   }
 
   // kBcast: each warp's two column buffers in shared memory, after the stages (if any). Matrix
-  // mat's column at mat * kBcastStride, s 16-byte granules apart, so that the warp's kMats granule
-  // loads (one address per group) fall on distinct bank groups (8 granules of 16 B), and so do
-  // the groups' stores of their column (G consecutive entries each). 8 matrices a warp (G = 4): s
-  // odd. 4 (G = 8): s = 2 mod 8, as an odd s overlaps neighbouring groups' stores (f64: 4-way
-  // conflicts, ncu 2026-12-07; f32: 2-way) (BATCHLA_IL_BCAST_STRIDE2; 0: odd for every G).
+  // mat's column at mat * kBcastStride, s 16-byte granules apart: s odd, so the warp's kMats
+  // granule loads (one address per group) fall on distinct bank groups (8 granules of 16 B). For
+  // groups of 4 that also spreads the groups' column stores evenly; for groups of 8 an odd s
+  // overlaps neighbouring groups' stores (f64 4-way, f32 2-way; ncu 2026-12-07), which
+  // BATCHLA_IL_BCAST_STRIDE2 removes (s = 2 mod 8) for 0-1 %, so it is off.
   static constexpr bool kBcast = GroupBcast(LOAD);
   static_assert(!kBcast || OP == Op::kPotrf || OP == Op::kPosv, "the broadcast is the factor's");
   static constexpr int kV = 16 / int(sizeof(T));  // elements per granule
