@@ -26,6 +26,10 @@
 // x^T a(:, c) right after the column's store, before dlarfg, with dlarfg's usual case computed
 // unconditionally so the two interleave (uj a(j, c) is added after), and a SQUARE twin for
 // m == n == M folds the m / n tests.
+// Per instance (tuning.h kQrTileBulkStageMinM): the block's chunk of matrices comes from a STAGE
+// in shared memory that one bulk copy (sm_90, thread 0, on an mbarrier) filled while the block
+// factored the previous chunk, so no warp waits a DRAM round trip for its matrix (the f64 M = 28
+// kernel runs 8 warps a SM: ncu put 11 % of its stall samples on those loads).
 // Storage ROW-MAJOR, int64_t matrix offsets (launch.h). Two slots a group (a ring: the sync of
 // step j + 1 orders step j's reads before step j + 2's writes).
 #pragma once
@@ -118,10 +122,21 @@ constexpr bool kQrTileEarlyDots = M >= tuning::kQrTileEarlyDotsMinM.Of(sizeof(T)
 template <typename T, int M>
 constexpr bool kQrTileHasSquare = M >= tuning::kQrTileSquareMinM.Of(sizeof(T) == 8);
 
+// Whether an instance reads its matrices from a stage in shared memory that one bulk copy (sm_90)
+// fills with the block's next chunk while this one is factored (tuning.h kQrTileBulkStageMinM),
+// and the stage's bytes: a chunk of kGroups matrices of at most M x M.
+template <typename T, int M>
+constexpr bool kQrTileBulkStage = M >= tuning::kQrTileBulkStageMinM.Of(sizeof(T) == 8);
+template <typename T, int M, int L>
+constexpr size_t QrTileStageBytes() {
+  return kQrTileBulkStage<T, M> ? size_t(QrTileShape<M, L>::kGroups) * M * M * sizeof(T) : 0;
+}
+
 // kSquare: every matrix of the launch is M x M, so the kernel's m / n tests fold away.
+// stage_on: the instance stages (kQrTileBulkStage) and args.a is 16-byte aligned.
 template <typename T, int M, int L, bool kSquare>
 __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, L>())
-    QrTileKernel(QrArgs<T> args) {
+    QrTileKernel(QrArgs<T> args, bool stage_on) {
   using Shape = QrTileShape<M, L>;
   constexpr int CG = Shape::kCG, S = Shape::kS, NT = Shape::kNT, kGroups = Shape::kGroups;
   constexpr bool kEarly = kQrTileEarlyDots<T, M>;
@@ -133,21 +148,53 @@ __global__ void __launch_bounds__(tuning::kQrTileThreads, QrTileMinBlocks<T, M, 
   const unsigned group_mask = L == 32 ? 0xffffffffu : ((1u << L) - 1) << (threadIdx.x & (32 - L));
   __shared__ __align__(16) T slots[kGroups][2][2 * SP];
   const int m = kSquare ? M : args.m, n = kSquare ? M : args.n;
+  const int64_t mat_elems = int64_t(m) * n, chunk_stride = int64_t(gridDim.x) * kGroups;
+  // The stage (kStage): chunk `base` is staged when the launch stages and the chunk is whole; the
+  // copy is then kGroups m n sizeof(T) bytes (a multiple of 16) from a 16-byte aligned address
+  // (base is a multiple of kGroups, and kGroups sizeof(T) of 16). The last, partial chunk of a
+  // block loads from global memory as the unstaged instances do.
+  constexpr bool kStage = kQrTileBulkStage<T, M> && kHasBulkCopy;
+  extern __shared__ __align__(16) unsigned char qr_tile_stage[];
+  __shared__ uint64_t stage_full;
+  T* const stage = reinterpret_cast<T*>(qr_tile_stage);
+  auto staged = [&](int64_t base) { return kStage && stage_on && base + kGroups <= args.batch; };
+  auto fill_stage = [&](int64_t base) {  // thread 0
+    const unsigned bytes = unsigned(kGroups * mat_elems * int64_t(sizeof(T)));
+    MbarArriveExpectTx(&stage_full, bytes);
+    BulkCopyToShared(stage, args.a + base * mat_elems, bytes, &stage_full);
+  };
+  unsigned stage_parity = 0;
+  if constexpr (kStage) {
+    if (threadIdx.x == 0) MbarInit(&stage_full, 1), MbarInitFence();
+    __syncthreads();
+    if (threadIdx.x == 0 && staged(int64_t(blockIdx.x) * kGroups)) fill_stage(int64_t(blockIdx.x) * kGroups);
+  }
   // Uniform over the block, so every group of a warp (L < 32) takes the same trips: the steps'
   // __syncwarp and full-warp shuffles need all 32 lanes (an idle group runs on zeros).
-  for (int64_t base = int64_t(blockIdx.x) * kGroups; base < args.batch;
-       base += int64_t(gridDim.x) * kGroups) {
+  for (int64_t base = int64_t(blockIdx.x) * kGroups; base < args.batch; base += chunk_stride) {
     const int64_t b = base + group;
     const bool active = b < args.batch;
-    const T* src = args.a + (active ? b : 0) * int64_t(m) * n;
     T a[S][NT];
+    auto load = [&](const T* src) {
 #pragma unroll
-    for (int s = 0; s < S; ++s)
+      for (int s = 0; s < S; ++s)
 #pragma unroll
-      for (int t = 0; t < NT; ++t) {
-        const int i = rg + 2 * s, c = cg + CG * t;
-        a[s][t] = active && i < m && c < n ? src[i * n + c] : T(0);
-      }
+        for (int t = 0; t < NT; ++t) {
+          const int i = rg + 2 * s, c = cg + CG * t;
+          a[s][t] = active && i < m && c < n ? src[i * n + c] : T(0);
+        }
+    };
+    if (staged(base)) {
+      MbarTryWait(&stage_full, stage_parity);
+      stage_parity ^= 1;
+      load(stage + group * mat_elems);
+    } else {
+      load(args.a + (active ? b : 0) * mat_elems);
+    }
+    if constexpr (kStage) {
+      __syncthreads();  // every lane has read the stage: refill it with the block's next chunk
+      if (threadIdx.x == 0 && staged(base + chunk_stride)) FenceProxyAsync(), fill_stage(base + chunk_stride);
+    }
     __syncwarp();  // the previous matrix's readers are done with the slots
 
 #pragma unroll
@@ -291,11 +338,17 @@ template <typename T, int M, int L, bool kSquare>
 cudaError_t QrTileLaunchAs(cudaStream_t stream, const QrArgs<T>& args) {
   constexpr int kGroups = QrTileShape<M, L>::kGroups;
   auto kernel = QrTileKernel<T, M, L, kSquare>;
+  constexpr size_t smem = QrTileStageBytes<T, M, L>();
+  if constexpr (smem > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+    if (e != cudaSuccess) return e;
+  }
   unsigned grid = 0;
-  cudaError_t e = PersistentGrid<QrTileTag<T, M, L, kSquare>>(kernel, tuning::kQrTileThreads, 0,
+  cudaError_t e = PersistentGrid<QrTileTag<T, M, L, kSquare>>(kernel, tuning::kQrTileThreads, smem,
                                                                CeilDiv(args.batch, kGroups), &grid);
   if (e != cudaSuccess) return e;
-  kernel<<<grid, tuning::kQrTileThreads, 0, stream>>>(args);
+  const bool stage_on = smem > 0 && (reinterpret_cast<uintptr_t>(args.a) & 15u) == 0;
+  kernel<<<grid, tuning::kQrTileThreads, smem, stream>>>(args, stage_on);
   return cudaGetLastError();
 }
 

@@ -44,29 +44,10 @@ using detail::CpAsyncCommit;
 using detail::CpAsyncWait;
 using detail::CpAsyncWaitDyn;
 
-// ---- mbarrier helpers (sm_80+): a shared-memory barrier object whose phases complete when
-// `count` arrivals have happened; arrive releases and wait acquires at CTA scope, a protocol
-// compute-sanitizer's racecheck models (a plain flag in shared memory it does not).
-__device__ __forceinline__ void MbarInit(uint64_t* bar, unsigned count) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(bar));
-  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(a), "r"(count) : "memory");
-}
-__device__ __forceinline__ void MbarArrive(uint64_t* bar) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(bar));
-  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" ::"r"(a) : "memory");
-}
-// Waits until the phase with parity `parity` (0 for the first phase, then alternating) completed.
-__device__ __forceinline__ void MbarWait(uint64_t* bar, unsigned parity) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(bar));
-  unsigned done = 0;
-  for (;;) {
-    asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n"
-                 " selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(a), "r"(parity) : "memory");
-    if (done) return;
-    __nanosleep(20);
-  }
-}
+// mbarrier helpers: cuda/common.cuh.
+using detail::MbarArrive;
+using detail::MbarInit;
+using detail::MbarWait;
 
 using detail::Vec16;  // 16-byte shared-memory vectors (cuda/common.cuh)
 

@@ -542,6 +542,14 @@ constexpr PerDtype kQrTileEarlyDotsMinM = Overridden(BATCHLA_QR_TILE_EARLY_DOTS_
 #define BATCHLA_QR_TILE_SQUARE_MIN_M -1
 #endif
 constexpr PerDtype kQrTileSquareMinM = Overridden(BATCHLA_QR_TILE_SQUARE_MIN_M, {33, 32});
+// Tile instances with M >= this read each chunk of their block's matrices from a stage in shared
+// memory that one bulk copy (sm_90) filled while the previous chunk was factored, instead of from
+// global memory (cuda/qr_tile.cuh); 33: none. Prediction and measurements: bench/NOTES.md "QR tile:
+// the next chunk staged by one bulk copy".
+#ifndef BATCHLA_QR_TILE_BULK_STAGE_MIN_M
+#define BATCHLA_QR_TILE_BULK_STAGE_MIN_M -1
+#endif
+constexpr PerDtype kQrTileBulkStageMinM = Overridden(BATCHLA_QR_TILE_BULK_STAGE_MIN_M, {33, 28});
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,
 // bench/NOTES.md "engine panel widths"): medium (m <= 160) NB 4 / 8 / 16: qr_r f32 n = 128 172 /

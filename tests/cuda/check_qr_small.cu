@@ -408,6 +408,11 @@ static void Checks() {
     Case<T>(3, 2, (int64_t(1) << 20) + 3, 997);
   }
   Case<T>(64, 48, 30011, 997);  // pairs of warps, many grid-stride rounds
+  // The tile class's staged chunks (tuning.h kQrTileBulkStageMinM): many chunks a block, each
+  // refilled while the block factors the one before, a partial last chunk, odd m n (M = 32).
+  const int staged[][2] = {{28, 28}, {27, 20}, {32, 32}, {29, 29}};
+  for (auto& s : staged)
+    if (!SanitizeMode()) Case<T>(s[0], s[1], 40009, 97);
   const int ls[][2] = {{1, 1}, {4, 2}, {5, 3}, {8, 8}, {16, 9}, {17, 9}, {30, 30}, {32, 16}, {32, 30},
                        {33, 31}, {50, 30}, {64, 62}, {64, 64}};
   for (auto& s : ls)
