@@ -38,6 +38,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/common.cuh"
+#include "cuda/mbarrier.cuh"
 #include "cuda/qr_dispatch.h"
 #include "cuda/qr_dlarfg.cuh"
 #include "cuda/qr_small.cuh"

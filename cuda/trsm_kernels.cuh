@@ -24,6 +24,7 @@
 
 #include "cuda/common.cuh"
 #include "cuda/launch.h"
+#include "cuda/mbarrier.cuh"
 #include "cuda/trsm.cuh"
 #include "cuda/tuning.h"
 
@@ -44,7 +45,7 @@ using detail::CpAsyncCommit;
 using detail::CpAsyncWait;
 using detail::CpAsyncWaitDyn;
 
-// mbarrier helpers: cuda/common.cuh.
+// mbarrier helpers: cuda/mbarrier.cuh.
 using detail::MbarArrive;
 using detail::MbarInit;
 using detail::MbarWait;
