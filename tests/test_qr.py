@@ -244,6 +244,21 @@ def test_lstsq_primitive_matches_numpy(device):
                                        rtol=1e-8, atol=1e-12)
 
 
+@pytest.mark.parametrize("n", [27, 28, 32])
+def test_r_of_a_large_batch(device, n):
+    """mode 'r' on 20,011 float64 matrices: on CUDA each block of the tile class then factors
+    many chunks, each read from a stage that one bulk copy refilled, and a partial last chunk.
+    Every 97th matrix and the last three against LAPACK's R (signs included)."""
+    rng = np.random.default_rng(n)
+    a = random(rng, (20_011, n, n), np.float64)
+    r = np.asarray(jax.jit(lambda x: bla.qr(x, mode="r"))(a))
+    idx = np.r_[0:len(a):97, len(a) - 3:len(a)]
+    ref = np.linalg.qr(a[idx], mode="r")
+    tol = 30 * n * eps(np.float64) * np.abs(ref).max(axis=(-2, -1), keepdims=True)
+    assert np.all(np.abs(r[idx] - ref) <= tol)
+    assert np.all(np.tril(r, -1) == 0)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_blocked_r_factor_is_lapacks(device, dtype):
     """qr_blocked.r_factor (qr mode 'r' for large m <= 512 on CUDA; called directly here, so on
