@@ -544,8 +544,10 @@ constexpr PerDtype kQrTileEarlyDotsMinM = Overridden(BATCHLA_QR_TILE_EARLY_DOTS_
 constexpr PerDtype kQrTileSquareMinM = Overridden(BATCHLA_QR_TILE_SQUARE_MIN_M, {33, 32});
 // Tile instances with M >= this read each chunk of their block's matrices from a stage in shared
 // memory that one bulk copy (sm_90) filled while the previous chunk was factored, instead of from
-// global memory (cuda/qr_tile.cuh); 33: none. Prediction and measurements: bench/NOTES.md "QR tile:
-// the next chunk staged by one bulk copy".
+// global memory (cuda/qr_tile.cuh); 33: none. Measured (H100, 2026-12-07 d, check_qr_small
+// --timing-only, kR, ms; bench/NOTES.md "QR tile: the next chunk staged by one bulk copy"): f64
+// n = 28 / 32 (8 warps a SM) 0.333 / 0.320 -> 0.290 / 0.278; f32 (16 warps) 0.93-1.07x, n = 28 /
+// 32 0.98 / 0.96x; so f64 M >= 28 only.
 #ifndef BATCHLA_QR_TILE_BULK_STAGE_MIN_M
 #define BATCHLA_QR_TILE_BULK_STAGE_MIN_M -1
 #endif
