@@ -40,21 +40,23 @@ constexpr bool kHasBulkCopy = false;
 #else
 constexpr bool kHasBulkCopy = true;
 #endif
-// One thread copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global `src`
-// to shared `dst`; the copy's completion counts on `bar` as transaction bytes, announced first by
-// MbarArriveExpectTx on the same barrier (one arrival). Waiters: MbarTryWait with the phase's
-// parity. Before reusing `dst` after threads read it, the issuing thread orders those reads
-// before the copy's writes with FenceProxyAsync (after the block's barrier).
+// Makes an mbarrier's initialization visible to the bulk copies (the async proxy) completing on it.
 __device__ __forceinline__ void MbarInitFence() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 #endif
 }
+// Orders the shared-memory accesses this thread has seen (after a block barrier: the block's)
+// before its next bulk copy: a stage that threads have read may then be refilled.
 __device__ __forceinline__ void FenceProxyAsync() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
+// One thread copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global `src`
+// to shared `dst`; the copy's completion counts on `bar` as transaction bytes, announced first by
+// MbarArriveExpectTx on the same barrier (one arrival). Waiters: MbarTryWait with the phase's
+// parity.
 __device__ __forceinline__ void MbarArriveExpectTx(uint64_t* bar, unsigned bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(bar));
