@@ -354,6 +354,13 @@ constexpr int kLuTileMaxNF64[4] = {80, 64, 0, 80};
 #ifndef BATCHLA_LU_TILE_MIN_BLOCKS_F64
 #define BATCHLA_LU_TILE_MIN_BLOCKS_F64 32
 #endif
+// The tile class's matrix copies as one bulk copy (sm_90) a row, in and out (cuda/lu_blocked_tile.cuh,
+// LuTileBulkCopyIn / Out), where rows are whole 16-byte granules and the arrays aligned; else
+// (and with 0) per-lane cp.async / stores of 16-byte or scalar units.
+#ifndef BATCHLA_LU_TILE_BULK_COPY
+#define BATCHLA_LU_TILE_BULK_COPY 0
+#endif
+constexpr bool kLuTileBulkCopy = BATCHLA_LU_TILE_BULK_COPY != 0;
 // The tile scratch without a separate solved block and, at one row a lane, with 32 positions
 // (cuda/lu_blocked_tile.cuh, LuTileScratch): f64 n = 24 30 -> 32 blocks a SM, n = 31 / 32 21 / 20
 // -> 22. Measured (H200, check_lu_blocked time, against 0; bench/NOTES.md "LU tile scratch"):
