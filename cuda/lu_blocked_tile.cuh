@@ -34,7 +34,6 @@
 #include <type_traits>
 
 #include "cuda/lu_blocked.cuh"
-#include "cuda/mbarrier.cuh"
 #include "cuda/trsm_kernels.cuh"
 
 namespace batchla {
@@ -140,43 +139,6 @@ __device__ __forceinline__ void LuTileCopyOut(const T* S, const int* rowof, T* _
   constexpr int V = 16 / int(sizeof(T));
   if (n % V == 0 && (reinterpret_cast<uintptr_t>(g) & 15u) == 0) LuTileCopyUnits<T, V, false>(S, g, rowof, n, ld, lane);
   else LuTileCopyUnits<T, 1, false>(S, g, rowof, n, ld, lane);
-}
-
-// The bulk forms of the copies (tuning.h kLuTileBulkCopy; sm_90), where every row is whole 16-byte
-// granules and the global array is 16-byte aligned: lane r copies rows r, r + 32, .. with one bulk
-// copy each, so a copy costs a lane a few instructions instead of ~14 a unit (address math, and
-// the three placeholder loads ptxas puts beside each cp.async; ncu, f64 n = 32: the two per-unit
-// loops were 10 % of a matrix's instructions).
-template <typename T>
-__host__ __device__ __forceinline__ bool LuTileBulkRows(const T* g, int n) {
-  return tuning::kLuTileBulkCopy && (n * sizeof(T)) % 16 == 0 && (reinterpret_cast<uintptr_t>(g) & 15u) == 0;
-}
-// The matrix at g into S as LuTileCopyIn; `copied` completes a phase per matrix (phase: its parity).
-// The caller's __syncwarp after the previous matrix orders that matrix's accesses of S before the
-// fence each issuing lane takes.
-template <typename T>
-__device__ __forceinline__ void LuTileBulkCopyIn(const T* __restrict__ g, T* S, int n, int ld, int lane,
-                                                 uint64_t* copied, unsigned& phase) {
-  if (lane == 0) MbarArriveExpectTx(copied, unsigned(n * n * sizeof(T)));
-  __syncwarp();  // the bytes are expected before any copy can complete them
-  FenceProxyAsync();
-  for (int r = lane; r < n; r += 32) BulkCopyToShared(S + r * ld, g + r * n, unsigned(n * sizeof(T)), copied);
-  const int nc = RoundUp(n, kLuTileW);
-  for (int r = lane; r < n; r += 32)
-    for (int c = n; c < nc; ++c) S[r * ld + c] = T(0);
-  MbarTryWait(copied, phase);
-  phase ^= 1;
-  __syncwarp();
-}
-// Row p of the output at g = S row rowof[p], as LuTileCopyOut; returns once the copies have read S
-// (their global writes complete by the kernel's end: LuTileKernel's BulkWaitAll).
-template <typename T>
-__device__ __forceinline__ void LuTileBulkCopyOut(const T* S, const int* rowof, T* __restrict__ g, int n, int ld,
-                                                  int lane) {
-  FenceProxyAsync();  // the warp's writes of S (ordered by the caller's __syncwarp) before the copies read it
-  for (int p = lane; p < n; p += 32) BulkCopyToGlobal(g + p * n, S + rowof[p] * ld, unsigned(n * sizeof(T)));
-  BulkCommit();
-  BulkWaitRead();
 }
 
 // Pivot keys of the tile-form panels: LuKeyNoBranch's order, in 32 bits for f32 (bits(|x|) + 1 and
@@ -509,9 +471,7 @@ __device__ __forceinline__ void LuTileSolve1(const int (&pos)[R], const T* S, in
 
 // SOLVE: kSolve (k = 1); else kFactor / kSlogdet. Separate kernels: the solve's 8 x 8 blocks in
 // registers would otherwise set the factor's register budget, and with it the warps per SM.
-// BULK: the matrix comes in (and getrf's LU goes out) by the bulk copies (LuTileBulkRows holds for
-// the launch's arrays), a separate instance so that neither form's registers weigh on the other.
-template <typename T, int R, bool SOLVE, bool BULK>
+template <typename T, int R, bool SOLVE>
 __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R, SOLVE)) LuTileKernel(LuArgs<T> args, int out) {
   constexpr int W = kLuTileW;
   extern __shared__ __align__(16) unsigned char smraw[];
@@ -524,16 +484,8 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R, SOLVE)) LuTi
   // (the solve's last diagonal block reads rows beyond n it never posts; their values are unused).
   if (lane < W) sc->zero[lane] = T(0);
   for (int i = lane; i < W * W; i += 32) sc->ublk[i / W][i % W] = T(0);
-  constexpr bool kBulk = BULK && kHasBulkCopy;  // (an older architecture's code copies by units)
-  __shared__ uint64_t copied;  // the bulk copies' barrier: a phase a matrix
-  unsigned copied_phase = 0;
-  if constexpr (kBulk) {
-    if (lane == 0) MbarInit(&copied, 1), MbarInitFence();
-    __syncwarp();
-  }
   for (int64_t mat = blockIdx.x; mat < args.batch; mat += gridDim.x) {
-    if constexpr (kBulk) LuTileBulkCopyIn(args.a + mat * nn, S, n, ld, lane, &copied, copied_phase);
-    else LuTileCopyIn(args.a + mat * nn, S, n, ld, lane);
+    LuTileCopyIn(args.a + mat * nn, S, n, ld, lane);
     int pos[R];
 #pragma unroll
     for (int q = 0; q < R; ++q) pos[q] = lane + 32 * q < n ? lane + 32 * q : -1;  // -1: no row
@@ -562,8 +514,7 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R, SOLVE)) LuTi
         args.logabsdet[mat] = st.info ? -LuInf<T>() : st.logs;
       }
     } else {
-      if constexpr (kBulk) LuTileBulkCopyOut(S, sc->rowof, args.lu + mat * nn, n, ld, lane);
-      else LuTileCopyOut(S, sc->rowof, args.lu + mat * nn, n, ld, lane);
+      LuTileCopyOut(S, sc->rowof, args.lu + mat * nn, n, ld, lane);
       for (int p = lane; p < n; p += 32) {
         args.pivots[mat * n + p] = sc->pivs[p];
         if (args.perm) args.perm[mat * n + p] = sc->rowof[p];
@@ -572,14 +523,13 @@ __global__ void __launch_bounds__(32, tuning::LuTileMinBlocks<T>(R, SOLVE)) LuTi
     }
     __syncwarp();  // shared reads done before the next matrix is copied in
   }
-  if constexpr (kBulk) BulkWaitAll();
 }
 
 // kFactor and kSlogdet for 1 <= n <= kLuTileMaxRows (one to three rows a lane), kSolve with k = 1
 // for n <= 64.
-template <typename T, int R, bool SOLVE, bool BULK>
-cudaError_t LuTileLaunchAs(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
-  auto kern = LuTileKernel<T, R, SOLVE, BULK>;
+template <typename T, int R, bool SOLVE>
+cudaError_t LuTileLaunch(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
+  auto kern = LuTileKernel<T, R, SOLVE>;
   const size_t smem = LuTileSmemBytes<T, R>(args.n);
   if (smem > 48 * 1024) {  // f64 from n = 73 (three rows a lane)
     const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
@@ -587,13 +537,6 @@ cudaError_t LuTileLaunchAs(cudaStream_t stream, const LuArgs<T>& args, LuOutput 
   }
   kern<<<GridFor(args.batch), 32, smem, stream>>>(args, int(out));
   return cudaGetLastError();
-}
-template <typename T, int R, bool SOLVE>
-cudaError_t LuTileLaunch(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {
-  if constexpr (tuning::kLuTileBulkCopy)
-    if (LuTileBulkRows(args.a, args.n) && (out != LuOutput::kFactor || LuTileBulkRows<T>(args.lu, args.n)))
-      return LuTileLaunchAs<T, R, SOLVE, true>(stream, args, out);
-  return LuTileLaunchAs<T, R, SOLVE, false>(stream, args, out);
 }
 template <typename T>
 cudaError_t LuTileRun(cudaStream_t stream, const LuArgs<T>& args, LuOutput out) {

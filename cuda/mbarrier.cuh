@@ -71,31 +71,6 @@ __device__ __forceinline__ void BulkCopyToShared(void* dst, const void* src, uns
                ::"r"(d), "l"(src), "r"(bytes), "r"(b) : "memory");
 #endif
 }
-// One thread copies `bytes` (as above) from shared `src` to global `dst` in its bulk group:
-// BulkCommit closes the group, BulkWaitRead waits until the thread's committed groups have read
-// their sources (the shared memory may then be rewritten), BulkWaitAll until they completed.
-__device__ __forceinline__ void BulkCopyToGlobal(void* dst, const void* src, unsigned bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(src));
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(s), "r"(bytes)
-               : "memory");
-#endif
-}
-__device__ __forceinline__ void BulkCommit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void BulkWaitRead() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void BulkWaitAll() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-#endif
-}
 // Waits for the phase with parity `parity` (try_wait suspends the warp in hardware for a while).
 __device__ __forceinline__ void MbarTryWait(uint64_t* bar, unsigned parity) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

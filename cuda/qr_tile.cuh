@@ -6,7 +6,7 @@
 //
 // Layout: a GROUP of L lanes (tuning.h kQrTileLanes: 16, two matrices a warp; 32, a warp per
 // matrix, measured slower; kQrTileLanesLow 8 for M <= 20: four matrices a warp, 1.2-1.5x faster;
-// kQrTileLanesM28 8 for f64 M = 28, 1.08x)
+// kQrTileLanesM28 8 for M = 28: f64 1.08x, f32 1.07x with the stage below)
 // holds one matrix in registers as a 2 x CG lane grid (CG = L / 2): lane (rg, cg) = rg * CG + cg
 // holds rows rg + 2 s (s < S = M / 2) and columns cg + CG t (t < NT), zeros past m and n. Both
 // are cyclic, so at step j the row slots s < j / 2 and the column slots whose columns are all <=
@@ -26,10 +26,10 @@
 // x^T a(:, c) right after the column's store, before dlarfg, with dlarfg's usual case computed
 // unconditionally so the two interleave (uj a(j, c) is added after), and a SQUARE twin for
 // m == n == M folds the m / n tests.
-// Per instance (tuning.h kQrTileBulkStageMinM): the block's chunk of matrices comes from a STAGE
-// in shared memory that one bulk copy (sm_90, thread 0, on an mbarrier) filled while the block
-// factored the previous chunk, so no warp waits a DRAM round trip for its matrix (the f64 M = 28
-// kernel runs 8 warps a SM: ncu put 11 % of its stall samples on those loads).
+// Per instance (tuning.h kQrTileBulkStageMinM / MaxM: those at 8-12 warps a SM): the block's
+// chunk of matrices comes from a STAGE in shared memory that one bulk copy (sm_90, thread 0, on an
+// mbarrier) filled while the block factored the previous chunk, so no warp waits a DRAM round
+// trip for its matrix (ncu, f64 M = 28: 11 % of the stall samples were on those loads).
 // Storage ROW-MAJOR, int64_t matrix offsets (launch.h). Two slots a group (a ring: the sync of
 // step j + 1 orders step j's reads before step j + 2's writes).
 #pragma once
@@ -127,7 +127,8 @@ constexpr bool kQrTileHasSquare = M >= tuning::kQrTileSquareMinM.Of(sizeof(T) ==
 // fills with the block's next chunk while this one is factored (tuning.h kQrTileBulkStageMinM),
 // and the stage's bytes: a chunk of kGroups matrices of at most M x M.
 template <typename T, int M>
-constexpr bool kQrTileBulkStage = M >= tuning::kQrTileBulkStageMinM.Of(sizeof(T) == 8);
+constexpr bool kQrTileBulkStage = M >= tuning::kQrTileBulkStageMinM.Of(sizeof(T) == 8) &&
+                                  M <= tuning::kQrTileBulkStageMaxM.Of(sizeof(T) == 8);
 template <typename T, int M, int L>
 constexpr size_t QrTileStageBytes() {
   return kQrTileBulkStage<T, M> ? size_t(QrTileShape<M, L>::kGroups) * M * M * sizeof(T) : 0;

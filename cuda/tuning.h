@@ -354,13 +354,6 @@ constexpr int kLuTileMaxNF64[4] = {80, 64, 0, 80};
 #ifndef BATCHLA_LU_TILE_MIN_BLOCKS_F64
 #define BATCHLA_LU_TILE_MIN_BLOCKS_F64 32
 #endif
-// The tile class's matrix copies as one bulk copy (sm_90) a row, in and out (cuda/lu_blocked_tile.cuh,
-// LuTileBulkCopyIn / Out), where rows are whole 16-byte granules and the arrays aligned; else
-// (and with 0) per-lane cp.async / stores of 16-byte or scalar units.
-#ifndef BATCHLA_LU_TILE_BULK_COPY
-#define BATCHLA_LU_TILE_BULK_COPY 0
-#endif
-constexpr bool kLuTileBulkCopy = BATCHLA_LU_TILE_BULK_COPY != 0;
 // The tile scratch without a separate solved block and, at one row a lane, with 32 positions
 // (cuda/lu_blocked_tile.cuh, LuTileScratch): f64 n = 24 30 -> 32 blocks a SM, n = 31 / 32 21 / 20
 // -> 22. Measured (H200, check_lu_blocked time, against 0; bench/NOTES.md "LU tile scratch"):
@@ -491,12 +484,14 @@ constexpr bool kQrTileM12 = BATCHLA_QR_TILE_M12 != 0;
 // Lanes a matrix of the M = 28 instance (8: four matrices a warp). Measured (H200, 2026-11-28 d,
 // same A/B), L = 16 -> 8, kR n = 28: f64 0.363 -> 0.336 ms (1.08x, with ptxas' 196 B of spill),
 // f32 0.355 -> 0.348 (1.02x, within the run's noise, under the 168-register cap below; without the
-// cap 0.91x, 2026-11-28 c; 0.98x on the ftz / one-chain step); n = 24 / 32 slower on 8 lanes, so
-// per instance, f64 only.
+// cap 0.91x, 2026-11-28 c; 0.98x on the ftz / one-chain step); n = 24 / 32 slower on 8 lanes.
+// With the bulk stage below (H100, 2026-12-07 d, check_qr_small --time-one 28 f32, two rounds
+// alternating): f32 16 lanes unstaged 0.347 / 0.351 ms -> 8 lanes staged 0.321 / 0.329 (1.07x), so
+// both dtypes on 8 lanes.
 #ifndef BATCHLA_QR_TILE_LANES_M28
 #define BATCHLA_QR_TILE_LANES_M28 -1
 #endif
-constexpr PerDtype kQrTileLanesM28 = Overridden(BATCHLA_QR_TILE_LANES_M28, {16, 8});
+constexpr PerDtype kQrTileLanesM28 = Overridden(BATCHLA_QR_TILE_LANES_M28, {8, 8});
 // __launch_bounds__' blocks a SM of the f32 M = 28 instance on 8 lanes (3: at most 168 registers;
 // without it ptxas takes 189).
 #ifndef BATCHLA_QR_TILE_M28_L8_MIN_BLOCKS_F32
@@ -549,16 +544,22 @@ constexpr PerDtype kQrTileEarlyDotsMinM = Overridden(BATCHLA_QR_TILE_EARLY_DOTS_
 #define BATCHLA_QR_TILE_SQUARE_MIN_M -1
 #endif
 constexpr PerDtype kQrTileSquareMinM = Overridden(BATCHLA_QR_TILE_SQUARE_MIN_M, {33, 32});
-// Tile instances with M >= this read each chunk of their block's matrices from a stage in shared
-// memory that one bulk copy (sm_90) filled while the previous chunk was factored, instead of from
-// global memory (cuda/qr_tile.cuh); 33: none. Measured (H100, 2026-12-07 d, check_qr_small
-// --timing-only, kR, ms; bench/NOTES.md "QR tile: the next chunk staged by one bulk copy"): f64
-// n = 28 / 32 (8 warps a SM) 0.333 / 0.320 -> 0.290 / 0.278; f32 (16 warps) 0.93-1.07x, n = 28 /
-// 32 0.98 / 0.96x; so f64 M >= 28 only.
+// Tile instances with kQrTileBulkStageMinM <= M <= kQrTileBulkStageMaxM read each chunk of their
+// block's matrices from a stage in shared memory that one bulk copy (sm_90) filled while the
+// previous chunk was factored, instead of from global memory (cuda/qr_tile.cuh). It pays where an
+// instance runs few warps a SM (8-12: f64 M = 28 / 32, f32 M = 28 on 8 lanes), not at 16. Measured
+// (H100, 2026-12-07 d, check_qr_small --timing-only, kR, ms; bench/NOTES.md "QR tile: the next
+// chunk staged by one bulk copy"): f64 n = 28 / 32 0.333 / 0.320 -> 0.290 / 0.278; f32 on 16
+// lanes (16 warps) 0.93-1.07x, n = 28 / 32 0.98 / 0.96x; f32 n = 28 on 8 lanes (12 warps) above.
+// Overrides: BATCHLA_QR_TILE_BULK_STAGE_MIN_M / _MAX_M (both dtypes; a minimum of 33: none).
 #ifndef BATCHLA_QR_TILE_BULK_STAGE_MIN_M
 #define BATCHLA_QR_TILE_BULK_STAGE_MIN_M -1
 #endif
-constexpr PerDtype kQrTileBulkStageMinM = Overridden(BATCHLA_QR_TILE_BULK_STAGE_MIN_M, {33, 28});
+#ifndef BATCHLA_QR_TILE_BULK_STAGE_MAX_M
+#define BATCHLA_QR_TILE_BULK_STAGE_MAX_M -1
+#endif
+constexpr PerDtype kQrTileBulkStageMinM = Overridden(BATCHLA_QR_TILE_BULK_STAGE_MIN_M, {28, 28});
+constexpr PerDtype kQrTileBulkStageMaxM = Overridden(BATCHLA_QR_TILE_BULK_STAGE_MAX_M, {28, 32});
 // QR engine panel widths (reflectors per compact-WY panel) of the block shapes that
 // cuda/qr_engine_launch.cuh picks by height. Measured (H100, check_qr --time, 256 MiB, GB/s,
 // bench/NOTES.md "engine panel widths"): medium (m <= 160) NB 4 / 8 / 16: qr_r f32 n = 128 172 /
