@@ -124,8 +124,8 @@ template <typename T, int M>
 constexpr bool kQrTileHasSquare = M >= tuning::kQrTileSquareMinM.Of(sizeof(T) == 8);
 
 // Whether an instance reads its matrices from a stage in shared memory that one bulk copy (sm_90)
-// fills with the block's next chunk while this one is factored (tuning.h kQrTileBulkStageMinM),
-// and the stage's bytes: a chunk of kGroups matrices of at most M x M.
+// fills with the block's next chunk while this one is factored (tuning.h kQrTileBulkStageMinM /
+// MaxM), and the stage's bytes: a chunk of kGroups matrices of at most M x M.
 template <typename T, int M>
 constexpr bool kQrTileBulkStage = M >= tuning::kQrTileBulkStageMinM.Of(sizeof(T) == 8) &&
                                   M <= tuning::kQrTileBulkStageMaxM.Of(sizeof(T) == 8);
