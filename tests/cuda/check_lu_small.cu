@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "tests/cuda/check_common.h"
@@ -98,12 +99,17 @@ struct Dev {
   void Poison() { CK(cudaMemset(p, 0x5a, (std::max<size_t>(count, 1) + 16) * sizeof(T))); }  // finite, non-zero
 };
 
-enum Kind { kRandom, kTies, kSingular };
+enum Kind { kRandom, kTies, kSingular, kNearTies };
 // kRandom: uniform [-1, 1). kTies: entries in {-2..2} (exact ties, zeros). kSingular: kTies with a
-// duplicated row and a zero column.
+// duplicated row and a zero column. kNearTies: +-(1 + k ulp) 2^e, k < 16, e in {-1, 0, 1}: |x|
+// equal but for the low 4 bits, which v1 float's packed argmax cannot order (it factors again).
 template <typename T>
 void MakeMatrix(int n, Kind kind, T* out) {
-  for (int e = 0; e < n * n; ++e) out[e] = kind == kRandom ? T(Rand()) : T(RandInt(5) - 2);
+  const T ulp = std::numeric_limits<T>::epsilon();
+  for (int e = 0; e < n * n; ++e)
+    out[e] = kind == kRandom      ? T(Rand())
+             : kind == kNearTies ? (RandInt(2) ? T(1) : T(-1)) * (T(1) + T(RandInt(16)) * ulp) * T(1 << RandInt(3)) / T(2)
+                                 : T(RandInt(5) - 2);
   if (kind == kSingular && n > 1) {
     const int a = RandInt(n), b = (a + 1 + RandInt(n - 1)) % n, z = RandInt(n);
     for (int c = 0; c < n; ++c) out[b * n + c] = out[a * n + c];
@@ -128,7 +134,9 @@ void CheckCase(int n, int64_t batch, Kind kind, bool unaligned, bool print) {
   const size_t nn = size_t(n) * n;
   const size_t off = unaligned ? 1 : 0;
   std::vector<T> A(nn * batch);
-  for (int64_t m = 0; m < batch; ++m) MakeMatrix<T>(n, m % 3 == 2 && kind != kRandom ? kSingular : kind, A.data() + m * nn);
+  for (int64_t m = 0; m < batch; ++m)  // ties: every third singular; near ties: every other random
+    MakeMatrix<T>(n, kind == kTies && m % 3 == 2 ? kSingular : kind == kNearTies && m % 2 ? kRandom : kind,
+                  A.data() + m * nn);
   // host reference
   std::vector<T> rlu(nn * batch);
   std::vector<int> rpiv(n * batch), rperm(n * batch), rinfo(batch);
@@ -271,7 +279,7 @@ void CheckCase(int n, int64_t batch, Kind kind, bool unaligned, bool print) {
   }
   if (print)
     std::printf("  %s n=%2d batch=%5lld %s%s getrf %.3f  gesv %.3f  inverse %.3f  slogdet %.3f  (t=%.0f s)\n", Name<T>(), n,
-                (long long)batch, kind == kRandom ? "random" : "ties  ", unaligned ? " unaligned" : "", worst, worst_sv,
+                (long long)batch, kind == kRandom ? "random" : kind == kTies ? "ties  " : "near  ", unaligned ? " unaligned" : "", worst, worst_sv,
                 worst_inv, worst_ld, std::chrono::duration<double>(std::chrono::steady_clock::now() - g_t0).count());
 }
 
@@ -450,6 +458,7 @@ void RunAll() {
       if (SanitizeMode() && b != 33) continue;  // racecheck time; 33 leaves a partial group too
       CheckCase<T>(n, b, kRandom, false, b == 1001 && (n <= 4 || n % 8 == 0 || n == 31));
       CheckCase<T>(n, b, kTies, false, b == 1001 && (n <= 4 || n % 8 == 0 || n == 31));
+      if (b > 1) CheckCase<T>(n, b, kNearTies, false, false);
     }
     CheckCase<T>(n, 37, kRandom, true, n % 8 == 0);
     // Sanitize mode: the failure paths once per class (tiny, v2 groups, v1 groups) and at its ends.
