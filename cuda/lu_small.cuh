@@ -237,10 +237,8 @@ struct LuSmallCfg {
                                                                                   : kLuSmallThreads / 4;
   // __launch_bounds__ blocks per SM with KC right-hand-side columns at a time (tuning.h,
   // kLuSmallCapMinNF64 and LuSmallV1MinBlocksF64); 0: none, ptxas picks
-  // v1 float's packed argmax (tuning::kLuV1PackedArgmax; Gauss-Jordan keeps the exact one)
-  static constexpr bool kPacked = tuning::kLuV1PackedArgmax && !kFast && sizeof(T) == 4 && OUT != LuOutput::kInverse;
   static constexpr int MinBlocks(int kc) {
-    return sizeof(T) != 8 ? (kPacked ? tuning::kLuV1PackedMinBlocks : 0)
+    return sizeof(T) != 8 ? 0
            : N >= tuning::kLuSmallCapMinNF64 ? 3
            : kFast ? 0 : tuning::LuSmallV1MinBlocksF64(int(OUT), N, kc);
   }
@@ -306,7 +304,6 @@ struct LuLaneState {
   unsigned piv[R] = {};  // pivots[r + s * L]
   T inv[R] = {};         // 1 / U(pos, pos) (rounded reciprocal)
   T diag[R] = {};        // U(pos, pos)
-  bool retry = false;    // PACKED: this lane saw a near-tie the packed key may have ordered wrongly
 };
 
 // Factors the group's matrix in place (see the header comment). GJ: Gauss-Jordan inverse instead
@@ -321,9 +318,7 @@ struct LuLaneState {
 // stores, the __syncwarp and the unused head of the first granule go away (+0-20 % measured). v1 (one
 // matrix per warp) by the pivot lane's 16-byte stores + broadcast 16-byte loads: shuffles there cost
 // 2-4x the instructions for one matrix and measured 5-15 % slower.
-// PACKED (v1 float, tuning::kLuV1PackedArgmax): the pivot by one redux of a packed key, st.retry
-// set where it may differ from LAPACK's (the caller then factors again with PACKED off).
-template <typename T, int N, int NC, int L, int R, bool GJ, bool FAST, bool PACKED = false>
+template <typename T, int N, int NC, int L, int R, bool GJ, bool FAST>
 __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], int r, unsigned gmask, T* tb, int* spl,
                                          LuLaneState<T, R>& st) {
   using S = LuScalar<T>;
@@ -339,7 +334,6 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
   // v2, float: the same branch-free update (2-17 % faster getrf, 10-24 % the fold at n = 9..16,
   // bench/NOTES.md 2026-12-06 d).
   constexpr bool kV2BranchFree = FAST && !GJ && sizeof(T) == 4;
-  static_assert(!PACKED || (!FAST && !GJ && sizeof(T) == 4 && N <= 32), "the packed argmax is v1 float's");
   bool real[R];
 #pragma unroll
   for (int s = 0; s < R; ++s) real[s] = r + s * L < N;
@@ -354,21 +348,12 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
   }
 #pragma unroll
   for (int j = 0; j < N; ++j) {
-    unsigned pkey = 0u;  // PACKED: this lane's |x| bits, and whether its row is a candidate
-    bool pact = false;
     if constexpr (!FAST) {
       T x[R];
       bool act[R];
 #pragma unroll
       for (int s = 0; s < R; ++s) x[s] = row[s][j], act[s] = real[s] && pos[s] >= unsigned(j);
-      if constexpr (PACKED) {  // |x| without its low 4 bits, then 31 - pos: the max is the pivot
-        pkey = S::Key(x[0]), pact = act[0];
-        const unsigned w = __reduce_max_sync(gmask, act[0] ? ((pkey >> 4) << 5) | (31u - pos[0]) : 0u);
-        const unsigned pm = 31u - (w & 31u);
-        next = {pm, pos[0] == pm, 0};
-      } else {
-        next = LuGroupPivot<L, false>(x, act, pos, gmask);
-      }
+      next = LuGroupPivot<L, false>(x, act, pos, gmask);
     }
     const unsigned pm = next.pos;
     bool is_piv[R];
@@ -408,10 +393,6 @@ __device__ __forceinline__ void LuFactor(T (&row)[R][NC], unsigned (&pos)[R], in
       }
     }
     const T pv = wp[j];
-    if constexpr (PACKED) {  // a candidate row with pv's truncated |x| but another |x|
-      const unsigned kp = S::Key(pv);
-      st.retry |= pact && (pkey >> 4) == (kp >> 4) && pkey != kp;
-    }
     // kOneTest: sfmin <= |pv| < 2^126 (every pivot of a finite, not extremely scaled matrix) takes
     // __frcp_rn's fast path inline and the multiply; Rcp's own range test and getf2's sfmin test
     // were two branches a step (ncu f32 n = 24: 15 instructions from the pivot's load to l).
@@ -619,37 +600,6 @@ __device__ __forceinline__ void LuSlogdet(const LuLaneState<T, R>& st, int r, un
   }
 }
 
-// The lane's rows of the staged matrix `my` (the group's matrix mat) into registers, pos = row;
-// NC > N (the fold): column N = b's entry where k == 1.
-template <typename T, typename C, int NC>
-__device__ __forceinline__ void LuLoadRows(T (&row)[C::kRows][NC], unsigned (&pos)[C::kRows], const T* my, int r,
-                                           const LuArgs<T>& args, int64_t mat, bool live) {
-  constexpr int N = C::kN, L = C::kLanes, R = C::kRows, RS = C::kRS, V = C::kV;
-  using VT = typename LuScalar<T>::type;
-#pragma unroll
-  for (int s = 0; s < R; ++s) {
-    const int ri = r + s * L;
-    pos[s] = ri;
-    if (ri < N) {
-      if constexpr (C::kRowVec) {
-#pragma unroll
-        for (int kk = 0; kk < N; kk += V) {
-          const VT v = *reinterpret_cast<const VT*>(my + ri * RS + kk);
-#pragma unroll
-          for (int e = 0; e < V; ++e) row[s][kk + e] = LuScalar<T>::Get(v, e);
-        }
-      } else {
-#pragma unroll
-        for (int c = 0; c < N; ++c) row[s][c] = my[ri * RS + c];
-      }
-    } else {
-#pragma unroll
-      for (int c = 0; c < N; ++c) row[s][c] = T(0);
-    }
-    if constexpr (NC > N) row[s][N] = (live && ri < N && args.k == 1) ? args.b[mat * N + ri] : T(0);
-  }
-}
-
 template <typename T, int N, LuOutput OUT, int KC>
 __global__ void __launch_bounds__(LuSmallCfg<T, N, OUT>::kThreads, LuSmallCfg<T, N, OUT>::MinBlocks(KC))
     LuSmallKernel(LuArgs<T> args, bool vec) {
@@ -695,17 +645,30 @@ __global__ void __launch_bounds__(LuSmallCfg<T, N, OUT>::kThreads, LuSmallCfg<T,
       T* my = bufc + mi * C::kMS;
       T row[R][NC];
       unsigned pos[R];  // padding rows (>= N) keep pos >= N: never a candidate
-      LuLoadRows<T, C, NC>(row, pos, my, r, args, mat, live);
-      LuLaneState<T, R> lst;
-      // v1 float: the packed argmax; on a near-tie the matrix is factored again, exactly
-      LuFactor<T, N, NC, L, R, kGJ, C::kFast, C::kPacked>(row, pos, r, gmask, tb, kSpl ? spl : nullptr, lst);
-      if constexpr (C::kPacked) {
-        if (__any_sync(0xffffffffu, lst.retry)) {
-          LuLoadRows<T, C, NC>(row, pos, my, r, args, mat, live);
-          lst = LuLaneState<T, R>();
-          LuFactor<T, N, NC, L, R, kGJ, C::kFast>(row, pos, r, gmask, tb, kSpl ? spl : nullptr, lst);
+#pragma unroll
+      for (int s = 0; s < R; ++s) {
+        const int ri = r + s * L;
+        pos[s] = ri;
+        if (ri < N) {
+          if constexpr (C::kRowVec) {
+#pragma unroll
+            for (int kk = 0; kk < N; kk += V) {
+              const VT v = *reinterpret_cast<const VT*>(my + ri * RS + kk);
+#pragma unroll
+              for (int e = 0; e < V; ++e) row[s][kk + e] = LuScalar<T>::Get(v, e);
+            }
+          } else {
+#pragma unroll
+            for (int c = 0; c < N; ++c) row[s][c] = my[ri * RS + c];
+          }
+        } else {
+#pragma unroll
+          for (int c = 0; c < N; ++c) row[s][c] = T(0);
         }
+        if constexpr (kFold) row[s][N] = (live && ri < N && args.k == 1) ? args.b[mat * N + ri] : T(0);
       }
+      LuLaneState<T, R> lst;
+      LuFactor<T, N, NC, L, R, kGJ, C::kFast>(row, pos, r, gmask, tb, kSpl ? spl : nullptr, lst);
       if constexpr (OUT == LuOutput::kFactor) {
 #pragma unroll
         for (int s = 0; s < R; ++s) {

@@ -174,20 +174,6 @@ constexpr int LuSmallV1MinBlocksF64(int out, int n, int kc) {
 // for the other rows) for f32 and for f64 n >= this (bench/NOTES.md, "getrf small" v7: f64 n = 30..32
 // getrf / gesv k = 1 / slogdet 3-11 % faster, n = 17..25 3-19 % slower; f32 -1..-12 % mostly).
 constexpr int kLuSmallBranchFreeMinNF64 = 26;
-// v1 float (getrf, the fold, slogdet): the pivot by ONE redux a step: |x|'s bits without their low
-// 4 and 31 - pos in the low 5 (max = largest truncated |x|, then smallest pos). Where another active
-// row shares the winner's truncated |x| but not its exact value (the packed max may then differ from
-// LAPACK's), a flag is set and the matrix is factored again by the exact two-redux argmax from the
-// staged copy, so results are bit-identical. A/B knob: -DBATCHLA_LU_V1_PACKED_ARGMAX=0 | 1.
-#ifndef BATCHLA_LU_V1_PACKED_ARGMAX
-#define BATCHLA_LU_V1_PACKED_ARGMAX 0
-#endif
-constexpr bool kLuV1PackedArgmax = BATCHLA_LU_V1_PACKED_ARGMAX;
-// __launch_bounds__ blocks a SM asked of those kernels (0: ptxas' choice). A/B knob.
-#ifndef BATCHLA_LU_V1_PACKED_MIN_BLOCKS
-#define BATCHLA_LU_V1_PACKED_MIN_BLOCKS 0
-#endif
-constexpr int kLuV1PackedMinBlocks = BATCHLA_LU_V1_PACKED_MIN_BLOCKS;
 constexpr int kLuSmallMaxStages = 40 * 1024;  // v2 group blocks shrink to keep both stages under this
 // Group-kernel variant per size (bench/NOTES.md, "getrf small", v2):
 //   v2 (n <= kLuSmallV2MaxN): R = 2 rows per lane (one pivot-row shuffle serves two rows), shuffle
