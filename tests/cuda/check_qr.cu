@@ -104,14 +104,23 @@ struct Dev {
   }
 };
 
-// One (m, n) case over a small batch: matrix 0 random, 1 with a zero column (and a NaN-filled
-// matrix 2 when `with_nan`), 3.. random. Checks every entry point on the same batch.
+// Scales outside dlarfg's usual range (cuda/qr_dispatch.h DlarfgRange): squares underflow or
+// overflow in T, so every column takes the rescaled reflector.
 template <typename T>
-static void CheckShape(int m, int n, bool with_nan) {
+static T TinyScale() { return sizeof(T) == 4 ? T(1e-25) : T(1e-160); }
+template <typename T>
+static T HugeScale() { return sizeof(T) == 4 ? T(1e25) : T(1e160); }
+
+// One (m, n) case over a small batch: matrix 0 random, 1 with a zero column (and a NaN-filled
+// matrix 2 when `with_nan`), 3.. random (3 and 4 scaled by TinyScale / HugeScale when `scaled`).
+// Checks every entry point on the same batch.
+template <typename T>
+static void CheckShape(int m, int n, bool with_nan, bool scaled = false) {
   const int batch = 5;
   const size_t mn = size_t(m) * n;
   vector<T> a(batch * mn);
   for (auto& x : a) x = T(Rand());
+  for (size_t e = 0; scaled && e < mn; ++e) a[3 * mn + e] *= TinyScale<T>(), a[4 * mn + e] *= HugeScale<T>();
   for (int i = 0; i < m && n > 1; ++i) a[1 * mn + i * n + n / 2] = 0;  // a zero column
   if (with_nan) a[2 * mn + (m / 2) * n + n / 3] = NAN;
   Dev<T> da(a.size()), dqr(a.size()), dtau(size_t(batch) * n), dq(a.size()), dr(size_t(batch) * n * n),
@@ -177,8 +186,9 @@ static void CheckShape(int m, int n, bool with_nan) {
     }
   }
   const bool ok = worst_res <= 30 && worst_orth <= 30 && worst_r <= 1e3;
-  std::printf("%-4s %5d x %-4d %-6s res %7.2f  orth %7.2f  R-vs-host %8.2f  %s\n", Name<T>(), m, n,
-              fused ? "fused" : "global", worst_res, worst_orth, worst_r, ok ? "ok" : "FAIL");
+  std::printf("%-4s %5d x %-4d %-6s%s res %7.2f  orth %7.2f  R-vs-host %8.2f  %s\n", Name<T>(), m, n,
+              fused ? "fused" : "global", scaled ? " scaled" : "", worst_res, worst_orth, worst_r,
+              ok ? "ok" : "FAIL");
   if (!ok) FAIL("%s %dx%d residuals", Name<T>(), m, n);
 }
 
@@ -319,6 +329,10 @@ static void All() {
                                         {128, 128}, {129, 17}, {150, 33}, {160, 160}, {200, 200}, {256, 256},
                                         {300, 299}, {512, 512}, {1024, 32}, {4096, 64}};
   for (auto& s : shapes) CheckShape<T>(s[0], s[1], true);
+  // Matrices of tiny and huge scale through the tile, small, column and panel / engine classes.
+  if (!SanitizeMode())
+    for (auto& s : std::vector<std::array<int, 2>>{{28, 28}, {64, 64}, {72, 72}, {100, 37}, {128, 128}, {160, 160}})
+      CheckShape<T>(s[0], s[1], true, /*scaled=*/true);
   const std::vector<std::array<int, 3>> apply = SanitizeMode()
       ? std::vector<std::array<int, 3>>{{8, 8, 1}, {64, 64, 3}, {128, 40, 1}, {170, 20, 5}, {4096, 15, 16}}
       : std::vector<std::array<int, 3>>{{8, 8, 1}, {64, 64, 3}, {128, 40, 1}, {200, 100, 5}, {512, 512, 2},
