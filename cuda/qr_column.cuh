@@ -2,23 +2,25 @@
 // tuning::kQrColumnMinM < m <= kQrColumnMaxM (<= 128). One block per matrix, the whole matrix in
 // registers: eight lanes own a column (lane g holds rows g + 8 t, t < kRS), so a warp holds four
 // consecutive columns and a block of 32 ceil(n / 4) threads holds them all. Unblocked right-looking
-// Householder, one reflector a step; every reduction is over the eight lanes of a column (three
-// shuffle levels), and a step's only block-wide waits are two named barriers that the column's
-// owner arrives at without waiting:
-//   X_j  the owner has written x = column j below the diagonal, raw, to shared memory. Every
-//        column c > j then takes u_c = x^T a_c from its registers (the owner's own u is ||x||^2),
-//        side by side with the owner's dlarfg: d_c = v^T a_c = a_c(j) + scale u_c needs no
-//        reflector.
-//   P_j  the owner has written tau and scale; every column updates a_c -= tau d_c v.
-// The chain a column is: update of column j + 1, its x out, its ||x||^2 (local sum + three
-// levels), dlarfg, the parameters out, the next barrier (bench/NOTES.md "Column class").
-// A warp leaves the loop once its four columns are done (the barriers' thread counts shrink with
-// it) and stores its columns at once.
+// Householder, one reflector a step; every reduction is over the lanes of a column (three
+// shuffle levels at 8 lanes), and a step's waits are on the column's owner only (mbarriers):
+//   full_x  the owner has written x = column j below the diagonal, raw, to shared memory. Every
+//           column c > j then takes u_c = x^T a_c from its registers (the owner's own u is
+//           ||x||^2), side by side with the owner's dlarfg: d_c = v^T a_c = a_c(j) + scale u_c
+//           needs no reflector.
+//   full_p  the owner has written tau and scale; every column updates a_c -= tau d_c v.
+//   empty   every warp is done with the step's buffer (the owner of the step kBuffers later
+//           waits for it before writing the buffer again; it arrives for the warps that left).
+// No warp waits for another consumer: the chain a column is the update of column j + 1, its x
+// out, its ||x||^2 (local sum + shuffle levels), dlarfg, the parameters out, the wake-up of the
+// next owner (bench/NOTES.md "Column class"). A warp leaves the loop once its columns are done
+// and stores them at once.
 #pragma once
 
 #include <cstdint>
 
 #include "cuda/common.cuh"
+#include "cuda/mbarrier.cuh"
 #include "cuda/qr_dispatch.h"
 #include "cuda/qr_dlarfg.cuh"
 #include "cuda/tuning.h"
@@ -27,51 +29,77 @@ namespace batchla {
 namespace detail {
 namespace qr_column {
 
-constexpr int kLanes = 8;                  // lanes a column
-constexpr int kColsPerWarp = 32 / kLanes;  // columns a warp
-// Shared-memory buffers of x and of the parameters, used round robin. A warp owns kColsPerWarp
-// consecutive steps and arrives at their barriers without waiting; the buffer (and barrier id) of
-// step j is reused at step j + kBuffers only after every thread passed a barrier of a later step
-// owned by another warp, which needs kBuffers > kColsPerWarp.
+// kLanes lanes own a column (8; 4 for a second block a SM), so a warp holds 32 / kLanes columns:
+// kSets sets of four consecutive columns, set k of warp w being columns 4 w + 4 W k .. + 3 (W warps).
+// The owner of a step thus owns at most four consecutive steps.
+constexpr int kRun = 4;  // consecutive columns (steps) a warp owns
+template <int kLanes>
+struct Layout {
+  static constexpr int kSets = 32 / kLanes / kRun;
+  static_assert(kSets >= 1 && 32 % (kLanes * kRun) == 0, "4 or 8 lanes a column");
+  int warps, n;
+  __device__ __forceinline__ int Column(int w, int q) const { return kRun * w + q % kRun + kRun * warps * (q / kRun); }
+  // The last column (< n) that warp w holds: it takes part in the steps up to it.
+  __device__ __forceinline__ int LastColumn(int w) const {
+    int last = -1;
+#pragma unroll
+    for (int k = 0; k < kSets; ++k) {
+      const int c0 = kRun * (w + warps * k);
+      if (c0 < n) last = min(c0 + kRun - 1, n - 1);
+    }
+    return last;
+  }
+  // Warps that take part in step j (hold a column >= j). Set k of warp w is real for w < R_k
+  // (R_0 = W); warps whose highest real set is k (R_{k+1} <= w < R_k) take part while their
+  // set k holds a column >= j, i.e. for w >= (j - 4 W k) / 4.
+  __device__ __forceinline__ int TakingPart(int j) const {
+    int count = 0, upper = 0;  // upper = R_{k+1}
+#pragma unroll
+    for (int k = kSets - 1; k >= 0; --k) {
+      const int base = kRun * warps * k;
+      const int real = k == 0 ? warps : min(warps, max(0, (n - base + kRun - 1) / kRun));
+      const int from = j > base ? (j - base) / kRun : 0;
+      count += max(0, real - max(upper, from));
+      upper = real;
+    }
+    return count;
+  }
+};
+// Shared-memory buffers of x and of the parameters, used round robin: buffer j % kBuffers holds
+// step j's, phase j / kBuffers of its three mbarriers.
 constexpr int kBuffers = 8;
-// Named barrier ids 1..15 (0 is __syncthreads) walked by instance: X_j is instance 2 j, P_j 2 j + 1.
-// An owner arrives at 2 kColsPerWarp instances in a row without waiting; the same argument needs
-// kBarrierIds > 2 kColsPerWarp.
-constexpr int kBarrierIds = 15;
-static_assert(kBuffers > kColsPerWarp && kBarrierIds > 2 * kColsPerWarp, "reuse distance");
 
-template <typename T, int kRS>
+template <typename T, int kLanes, int kRS>
 struct Smem {
   T x[kBuffers][kLanes * kRS];  // x_j: rows > j of column j, zeros at rows <= j
   T param[kBuffers][2];         // tau_j, scale_j
   int unusual[kBuffers];        // dlarfg left its usual range: take the dots again with v
+  uint64_t full_x[kBuffers], full_p[kBuffers];  // one arrival: the owner warp's lane 0
+  uint64_t empty[kBuffers];                     // one arrival a warp of the block
+
+  __device__ void Init(int warps) {
+    if (threadIdx.x == 0)
+      for (int k = 0; k < kBuffers; ++k) MbarInit(&full_x[k], 1), MbarInit(&full_p[k], 1), MbarInit(&empty[k], warps);
+    __syncthreads();
+  }
 };
 
-__device__ __forceinline__ void BarrierSync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void BarrierArrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ int BarrierId(int instance) { return 1 + instance % kBarrierIds; }
-
-// Sum over the eight lanes of a column (every one of them gets it, bit-identical).
-template <typename T>
+// Sum over the kLanes lanes of a column (every one of them gets it, bit-identical).
+template <int kLanes, typename T>
 __device__ __forceinline__ T ColumnSum(T v) {
-  v += ShflXor(v, 1);
-  v += ShflXor(v, 2);
-  return v + ShflXor(v, 4);
+#pragma unroll
+  for (int o = 1; o < kLanes; o *= 2) v += ShflXor(v, o);
+  return v;
 }
 
-// ||x|| by LAPACK dnrm2's scaling, for dlarfg outside its usual range: x = rows >= 8 s of the
-// column in xb (zeros at rows <= j), summed over the eight lanes g. Every lane gets it.
-template <int kRS, typename T>
+// ||x|| by LAPACK dnrm2's scaling, for dlarfg outside its usual range: x = rows >= kLanes s of the
+// column in xb (zeros at rows <= j), summed over the lanes g of a column. Every lane gets it.
+template <int kLanes, int kRS, typename T>
 __device__ __noinline__ T RescaledNorm(const T* xb, int s, int g, T ss) {
   T amax = 0;
   for (int t = s; t < kRS; ++t) amax = fmax(amax, fabs(xb[g + kLanes * t]));
-  amax = fmax(amax, ShflXor(amax, 1));
-  amax = fmax(amax, ShflXor(amax, 2));
-  amax = fmax(amax, ShflXor(amax, 4));
+#pragma unroll
+  for (int o = 1; o < kLanes; o *= 2) amax = fmax(amax, ShflXor(amax, o));
   if (ss != ss || amax == T(0) || isinf(amax)) return ss != ss ? ss : amax;
   const T r = T(1) / amax;
   T sum = 0;
@@ -79,30 +107,37 @@ __device__ __noinline__ T RescaledNorm(const T* xb, int s, int g, T ss) {
     const T x = xb[g + kLanes * t] * r;
     sum = fma(x, x, sum);
   }
-  return amax * Scalar<T>::Sqrt(ColumnSum(sum));
+  return amax * Scalar<T>::Sqrt(ColumnSum<kLanes>(sum));
 }
 
-// Step j = kLanes s + l of the factorization, by warp w (lanes g = lane % 8 of group q: column
-// c = 4 w + q, rows g + 8 t in a[t]). Slots t < s hold rows < j only and take no part.
-template <typename T, int kRS, int s>
-__device__ __forceinline__ void Step(T (&a)[kRS], Smem<T, kRS>& sm, int j, int l, int warps, T* taus) {
-  const int lane = threadIdx.x & 31, g = lane % kLanes, q = lane / kLanes;
-  const int w = threadIdx.x / 32, c = kColsPerWarp * w + q;
-  const int owner = j / kColsPerWarp, owner_q = j % kColsPerWarp;
+// Step j = kLanes s + l of the factorization, by warp w (lanes g = lane % kLanes of group q: column
+// c, rows g + kLanes t in a[t]). Slots t < s hold rows < j only and take no part.
+template <typename T, int kLanes, int kRS, int s>
+__device__ __forceinline__ void Step(T (&a)[kRS], Smem<T, kLanes, kRS>& sm, const Layout<kLanes>& lay, int c,
+                                     int j, int l, T* taus) {
+  const int lane = threadIdx.x & 31, g = lane % kLanes, q = lane / kLanes, w = threadIdx.x / 32;
+  const int set = j / (kRun * lay.warps), in_set = j - kRun * lay.warps * set;
+  const int owner = in_set / kRun, owner_q = kRun * set + j % kRun;
   const bool own = w == owner;
-  const int threads = 32 * (warps - owner);  // the warps that hold a column >= j
-  T* const xb = sm.x[j % kBuffers];
+  const int buf = j % kBuffers;
+  const unsigned parity = (j / kBuffers) & 1;
+  T* const xb = sm.x[buf];
   if (own) {
+    if (j >= kBuffers) MbarTryWait(&sm.empty[buf], parity ^ 1);  // step j - kBuffers is read
     if (q == owner_q) {
 #pragma unroll
       for (int t = s; t < kRS; ++t) xb[g + kLanes * t] = g + kLanes * t > j ? a[t] : T(0);
     }
     __syncwarp();
-    BarrierArrive(BarrierId(2 * j), threads);
+    if (lane == 0) {
+      MbarArrive(&sm.full_x[buf]);
+      const int left = lay.warps - lay.TakingPart(j);  // warps past their columns: no arrival
+      if (left > 0) MbarArriveCount(&sm.empty[buf], left);
+    }
   } else {
-    BarrierSync(BarrierId(2 * j), threads);
+    MbarTryWait(&sm.full_x[buf], parity);
   }
-  // u = x^T a_c over this column's eight lanes (two chains: half the dependent FMAs).
+  // u = x^T a_c over this column's lanes (two chains: half the dependent FMAs).
   T u0 = 0, u1 = 0;
 #pragma unroll
   for (int t = s; t < kRS; ++t) {
@@ -110,7 +145,7 @@ __device__ __forceinline__ void Step(T (&a)[kRS], Smem<T, kRS>& sm, int j, int l
     if ((t - s) % 2 == 0) u0 = fma(x, a[t], u0);
     else u1 = fma(x, a[t], u1);
   }
-  const T u = ColumnSum(u0 + u1);
+  const T u = ColumnSum<kLanes>(u0 + u1);
   T tau, scale, beta = 0;
   bool unusual;
   if (own) {
@@ -118,23 +153,23 @@ __device__ __forceinline__ void Step(T (&a)[kRS], Smem<T, kRS>& sm, int j, int l
     const T ss = ShflIdx(u, src), alpha = ShflIdx(a[s], src + l);
     unusual = !DlarfgUsual(alpha, ss, beta, tau, scale);
     if (unusual) {  // uniform over the warp; rare (tiny, huge or zero columns)
-      const T xnorm = RescaledNorm<kRS>(xb, s, g, ss);  // every group takes column j's
+      const T xnorm = RescaledNorm<kLanes, kRS>(xb, s, g, ss);  // every group takes column j's
       const bool zero = xnorm == T(0);
       beta = zero ? alpha : -copysign(hypot(alpha, xnorm), alpha);
       tau = zero ? T(0) : (beta - alpha) / beta;
       scale = zero ? T(0) : T(1) / (alpha - beta);
     }
     if (lane == 0) {
-      sm.param[j % kBuffers][0] = tau, sm.param[j % kBuffers][1] = scale;
-      sm.unusual[j % kBuffers] = unusual;
+      sm.param[buf][0] = tau, sm.param[buf][1] = scale;
+      sm.unusual[buf] = unusual;
       if (taus) taus[j] = tau;
     }
     __syncwarp();
-    BarrierArrive(BarrierId(2 * j + 1), threads);
+    if (lane == 0) MbarArrive(&sm.full_p[buf]);
   } else {
-    BarrierSync(BarrierId(2 * j + 1), threads);
-    tau = sm.param[j % kBuffers][0], scale = sm.param[j % kBuffers][1];
-    unusual = sm.unusual[j % kBuffers];
+    MbarTryWait(&sm.full_p[buf], parity);
+    tau = sm.param[buf][0], scale = sm.param[buf][1];
+    unusual = sm.unusual[buf];
   }
   // d = v^T a_c = a_c(j) + scale u (v = (1, scale x)); outside dlarfg's range x's raw products
   // may have overflowed or underflowed, so the dots are taken again with v itself.
@@ -144,7 +179,7 @@ __device__ __forceinline__ void Step(T (&a)[kRS], Smem<T, kRS>& sm, int j, int l
     T v0 = 0;
 #pragma unroll
     for (int t = s; t < kRS; ++t) v0 = fma(xb[g + kLanes * t] * scale, a[t], v0);
-    d = a_j + ColumnSum(v0);
+    d = a_j + ColumnSum<kLanes>(v0);
   }
   if (c > j) {  // a_c -= tau d v
     const T td = tau * d, tds = td * scale;
@@ -157,19 +192,30 @@ __device__ __forceinline__ void Step(T (&a)[kRS], Smem<T, kRS>& sm, int j, int l
     for (int t = s; t < kRS; ++t)
       if (g + kLanes * t > j) a[t] *= scale;
   }
+  __syncwarp();
+  if (lane == 0) MbarArrive(&sm.empty[buf]);  // this warp is done with the buffer
 }
 
-// Every QrOutput the class takes (kR, kGeqrf); a block of 32 ceil(n / 4) threads per matrix.
-template <typename T, int kRS>
-__global__ void __launch_bounds__(1024, 1) FactorKernel(QrArgs<T> args, QrOutput out) {
-  __shared__ Smem<T, kRS> sm;
-  const int m = args.m, n = args.n, warps = (n + kColsPerWarp - 1) / kColsPerWarp;
-  const int lane = threadIdx.x & 31, g = lane % kLanes;
-  const int w = threadIdx.x / 32, c = kColsPerWarp * w + lane / kLanes;
+// Block size of the class: W warps of 32 / kLanes columns each hold every column.
+template <int kLanes>
+__host__ __device__ constexpr int Warps(int n) {
+  return (n + 32 / kLanes - 1) / (32 / kLanes);
+}
+
+// Every QrOutput the class takes (kR, kGeqrf); a block of 32 W threads per matrix.
+template <typename T, int kLanes, int kRS>
+__global__ void __launch_bounds__(32 * kRS * kLanes / (32 / kLanes), 32 / kLanes / kRun)
+    FactorKernel(QrArgs<T> args, QrOutput out) {
+  __shared__ Smem<T, kLanes, kRS> sm;
+  const int m = args.m, n = args.n;
+  const Layout<kLanes> lay{Warps<kLanes>(n), n};
+  const int lane = threadIdx.x & 31, g = lane % kLanes, w = threadIdx.x / 32;
+  const int c = lay.Column(w, lane / kLanes), last = lay.LastColumn(w);
   const int64_t mn = int64_t(m) * n;
   for (int64_t b = blockIdx.x; b < args.batch; b += gridDim.x) {
+    sm.Init(lay.warps);
     T a[kRS];
-    const T* src = args.a + b * mn + int64_t(g) * n + c;  // row g + 8 t at src + 8 t n
+    const T* src = args.a + b * mn + int64_t(g) * n + c;  // row g + kLanes t at src + kLanes t n
 #pragma unroll
     for (int t = 0; t < kRS; ++t) a[t] = g + kLanes * t < m && c < n ? src[t * kLanes * n] : T(0);
     T* const taus = out == QrOutput::kGeqrf ? args.taus + b * n : nullptr;
@@ -180,8 +226,8 @@ __global__ void __launch_bounds__(1024, 1) FactorKernel(QrArgs<T> args, QrOutput
 #pragma unroll 1
       for (int l = 0; l < kLanes && !done; ++l) {
         const int j = kLanes * s + l;
-        done = j >= n || kColsPerWarp * w + kColsPerWarp - 1 < j;  // this warp's columns are done
-        if (!done) Step<T, kRS, s>(a, sm, j, l, warps, taus);
+        done = j >= n || j > last;  // this warp's columns are done
+        if (!done) Step<T, kLanes, kRS, s>(a, sm, lay, c, j, l, taus);
       }
     });
     if (c < n) {
@@ -199,16 +245,23 @@ __global__ void __launch_bounds__(1024, 1) FactorKernel(QrArgs<T> args, QrOutput
           if (g + kLanes * t < m) dst[t * kLanes * n] = a[t];
       }
     }
-    __syncthreads();  // the barriers and buffers are reused by the next matrix
+    __syncthreads();  // the mbarriers and buffers are reset for the next matrix
   }
 }
 
-// Rows a lane, by height: the instances the class is built for (m padded up to 8 kRS rows).
+// Rows a lane, by height: the instances the class is built for (m padded up to kLanes kRS rows);
+// lanes a column per scalar type (tuning::kQrColumnLanes).
+template <typename T, int kLanes>
+cudaError_t LaunchLanes(cudaStream_t stream, const QrArgs<T>& args, QrOutput out) {
+  constexpr int kRows96 = 96 / kLanes, kRows128 = 128 / kLanes;
+  const int threads = 32 * Warps<kLanes>(args.n);
+  if (args.m <= 96) return LaunchBlocks(FactorKernel<T, kLanes, kRows96>, threads, 0, stream, args.batch, args, out);
+  return LaunchBlocks(FactorKernel<T, kLanes, kRows128>, threads, 0, stream, args.batch, args, out);
+}
+
 template <typename T>
 cudaError_t Launch(cudaStream_t stream, const QrArgs<T>& args, QrOutput out) {
-  const int threads = 32 * ((args.n + kColsPerWarp - 1) / kColsPerWarp);
-  if (args.m <= 96) return LaunchBlocks(FactorKernel<T, 12>, threads, 0, stream, args.batch, args, out);
-  return LaunchBlocks(FactorKernel<T, 16>, threads, 0, stream, args.batch, args, out);
+  return LaunchLanes<T, tuning::kQrColumnLanes.Of(sizeof(T) == 8)>(stream, args, out);
 }
 
 }  // namespace qr_column

@@ -622,7 +622,16 @@ constexpr int kQrColumnMaxM = BATCHLA_QR_COLUMN_MAXM;
 #else
 constexpr int kQrColumnMaxM = 0;
 #endif
-static_assert(kQrColumnMaxM <= 128, "column class: at most 16 rows a lane");
+static_assert(kQrColumnMaxM <= 128, "column class: at most 128 rows");
+// Lanes a column of the column class: 8 (a block of 32 ceil(n / 4) threads, one a SM at n = 128)
+// or 4 (32 ceil(n / 8) threads, 32 rows a lane at m = 128; two blocks a SM where registers allow).
+// float64 stays at 8: at 4 lanes its 32 rows a lane spill 5.7 KB under two blocks' 64 registers.
+// Benchmark override: BATCHLA_QR_COLUMN_LANES_F32.
+#ifndef BATCHLA_QR_COLUMN_LANES_F32
+#define BATCHLA_QR_COLUMN_LANES_F32 8
+#endif
+constexpr PerDtype kQrColumnLanes{BATCHLA_QR_COLUMN_LANES_F32, 8};
+static_assert(kQrColumnLanes.f32 == 4 || kQrColumnLanes.f32 == 8, "4 or 8 lanes a column");
 // Columns per lane of the small QR class for M <= 32 (warp units; lstsq and M = 64 keep one):
 // a lane owning two adjacent columns shares the per-reflector overhead (the dlarfg branch, the
 // slot store, the sync, the u loads) between twice the work, and puts twice the matrices in a
