@@ -14,14 +14,15 @@ checks=${CHECKS:-check_qr_col}
 unpack_programs $vs $checks
 [ -n "${SKIP_CHECK:-}" ] || for c in $checks; do
   step "$c --no-timing"
-  timeout 300 "/tmp/$c" --no-timing > "$OUT/$c.txt" 2>&1
-  echo "rc=$?"; grep -E "FAIL|PASS|scaled| (6[5-9]|[7-9][0-9]|1[0-2][0-9]) x" "$OUT/$c.txt" | head -40
+  timeout 150 "/tmp/$c" --no-timing > "$OUT/$c.txt" 2>&1; rc=$?
+  echo "rc=$rc"; grep -E "FAIL|PASS|scaled| (6[5-9]|[7-9][0-9]|1[0-2][0-9]) x" "$OUT/$c.txt" | head -40
+  [ $rc != 124 ] || { tail -3 "$OUT/$c.txt"; echo "$c timed out (a hang?): stopping"; exit 1; }
 done
 for round in $(seq 1 "${ROUNDS:-2}"); do
   for v in $vs; do
     step "$v (round $round)"
     for op in ${OPS:-qr_r geqrf}; do
-      for n in ${TIMING:-72 96 128}; do timeout 60 "/tmp/$v" --time "$op" "$n" >> "$OUT/timing_$v.txt" 2>&1; done
+      for n in ${TIMING:-72 96 128}; do timeout 30 "/tmp/$v" --time "$op" "$n" >> "$OUT/timing_$v.txt" 2>&1; done
     done
   done
 done
