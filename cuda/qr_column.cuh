@@ -1,7 +1,8 @@
 // Column class of the batched Householder QR (cuda/qr_dispatch.h): kR and kGeqrf for
 // tuning::kQrColumnMinM < m <= kQrColumnMaxM (<= 128). One block per matrix, the whole matrix in
-// registers: eight lanes own a column (lane g holds rows g + 8 t, t < kRS), so a warp holds four
-// consecutive columns and a block of 32 ceil(n / 4) threads holds them all. Unblocked right-looking
+// registers: kLanes lanes own a column (lane g holds rows g + kLanes t, t < kRS; 8 lanes, or 4 for
+// float, tuning::kQrColumnLanes), so a warp holds 32 / kLanes columns (Layout) and a block of
+// 32 ceil(n kLanes / 32) threads holds them all. Unblocked right-looking
 // Householder, one reflector a step; every reduction is over the lanes of a column (three
 // shuffle levels at 8 lanes), and a step's waits are on the column's owner only (mbarriers):
 //   full_x  the owner has written x = column j below the diagonal, raw, to shared memory. Every

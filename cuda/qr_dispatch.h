@@ -7,8 +7,8 @@
 //           (the matrix in registers on a 2 x (L / 2) lane grid, both dimensions cyclic; L = 8
 //           for m <= 20, 16 above: four or two matrices a warp)   QrTile<T>
 //   column  kR / kGeqrf, tuning::kQrColumnMinM < m <= kQrColumnMaxM  cuda/qr_column.{cuh,cu}
-//           (the matrix in registers over the block, eight lanes a column; one reflector a
-//           step, two named barriers a step)   QrColumn<T>
+//           (the matrix in registers over the block, 8 or 4 lanes a column; one reflector a
+//           step, waits only on the step's owner through mbarriers)   QrColumn<T>
 //   panel   kR / kGeqrf, tuning::kQrPanelMinM < m <= kQrPanelMaxM    cuda/qr_panel*.{cuh,cu}
 //           (a block per matrix in shared memory; one warp factors 16-column panels in
 //           registers, every thread updates one trailing column)   QrPanel<T>

@@ -609,7 +609,7 @@ constexpr int kQrPanelMaxM = 160;
 #endif
 static_assert(kQrPanelMaxM <= kQrPanelCapM, "panel class range");
 // Column class (cuda/qr_column.cuh): kR and kGeqrf for kQrColumnMinM < m <= kQrColumnMaxM, the
-// matrix in registers over a block of 32 ceil(n / 4) threads (eight lanes a column). Checked
+// matrix in registers over the block (kQrColumnLanes lanes a column). Checked
 // before the panel class, so inside its range it replaces the panel class and the engine. Off
 // (kQrColumnMaxM = 0) until measured on the device: bench/NOTES.md "Column class". Benchmark
 // overrides: BATCHLA_QR_COLUMN_MINM (both types), BATCHLA_QR_COLUMN_MAXM (0: off; at most 128).
