@@ -228,6 +228,15 @@ __device__ __forceinline__ T ShflXor(T v, int lane_mask, int width = 32, unsigne
   return __shfl_xor_sync(mask, v, lane_mask, width);
 }
 
+// Sum over each aligned group of kWidth lanes (a power of two <= 32) by an xor butterfly: every lane
+// of a group gets the same, bit-identical total.
+template <int kWidth, typename T>
+__device__ __forceinline__ T LanesSum(T v) {
+#pragma unroll
+  for (int o = kWidth / 2; o > 0; o >>= 1) v += ShflXor(v, o);
+  return v;
+}
+
 // d (8 x 8, lane: row lane / 4, columns 2 (lane % 4) + {0, 1}) += a (8 x 4, lane: row lane / 4,
 // column lane % 4) * b (4 x 8, lane: row lane % 4, column lane / 4): the f64 tensor-core MMA
 // (sm_80+; exact f64 FMA), used by the LU, Cholesky and interleaved trailing updates.

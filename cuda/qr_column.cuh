@@ -24,6 +24,7 @@
 #include "cuda/mbarrier.cuh"
 #include "cuda/qr_dispatch.h"
 #include "cuda/qr_dlarfg.cuh"
+#include "cuda/qr_engine.cuh"
 #include "cuda/tuning.h"
 
 namespace batchla {
@@ -85,30 +86,15 @@ struct Smem {
   }
 };
 
-// Sum over the kLanes lanes of a column (every one of them gets it, bit-identical).
-template <int kLanes, typename T>
-__device__ __forceinline__ T ColumnSum(T v) {
-#pragma unroll
-  for (int o = 1; o < kLanes; o *= 2) v += ShflXor(v, o);
-  return v;
-}
-
-// ||x|| by LAPACK dnrm2's scaling, for dlarfg outside its usual range: x = rows >= kLanes s of the
-// column in xb (zeros at rows <= j), summed over the lanes g of a column. Every lane gets it.
+// ||x|| by LAPACK dnrm2's scaling (qr_engine::WarpRescaledNorm over a column's lanes), for dlarfg
+// outside its usual range: x = rows >= kLanes s of the column in xb (zeros at rows <= j). Out of
+// line, so that its copy of x costs the step no registers.
 template <int kLanes, int kRS, typename T>
 __device__ __noinline__ T RescaledNorm(const T* xb, int s, int g, T ss) {
-  T amax = 0;
-  for (int t = s; t < kRS; ++t) amax = fmax(amax, fabs(xb[g + kLanes * t]));
+  T x[kRS];
 #pragma unroll
-  for (int o = 1; o < kLanes; o *= 2) amax = fmax(amax, ShflXor(amax, o));
-  if (ss != ss || amax == T(0) || isinf(amax)) return ss != ss ? ss : amax;
-  const T r = T(1) / amax;
-  T sum = 0;
-  for (int t = s; t < kRS; ++t) {
-    const T x = xb[g + kLanes * t] * r;
-    sum = fma(x, x, sum);
-  }
-  return amax * Scalar<T>::Sqrt(ColumnSum<kLanes>(sum));
+  for (int t = 0; t < kRS; ++t) x[t] = t >= s ? xb[g + kLanes * t] : T(0);
+  return qr_engine::WarpRescaledNorm<T, kRS, kLanes>(x, ss);
 }
 
 // Step j = kLanes s + l of the factorization, by warp w (lanes g = lane % kLanes of group q: column
@@ -146,7 +132,7 @@ __device__ __forceinline__ void Step(T (&a)[kRS], Smem<T, kLanes, kRS>& sm, cons
     if ((t - s) % 2 == 0) u0 = fma(x, a[t], u0);
     else u1 = fma(x, a[t], u1);
   }
-  const T u = ColumnSum<kLanes>(u0 + u1);
+  const T u = LanesSum<kLanes>(u0 + u1);
   T tau, scale, beta = 0;
   bool unusual;
   if (own) {
@@ -180,7 +166,7 @@ __device__ __forceinline__ void Step(T (&a)[kRS], Smem<T, kLanes, kRS>& sm, cons
     T v0 = 0;
 #pragma unroll
     for (int t = s; t < kRS; ++t) v0 = fma(xb[g + kLanes * t] * scale, a[t], v0);
-    d = a_j + ColumnSum<kLanes>(v0);
+    d = a_j + LanesSum<kLanes>(v0);
   }
   if (c > j) {  // a_c -= tau d v
     const T td = tau * d, tds = td * scale;

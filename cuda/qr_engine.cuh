@@ -83,23 +83,21 @@ __device__ __forceinline__ T BlockSum(T v, T* red) {
 }
 
 // ||x|| from x / max|x| (LAPACK dnrm2's scaling) where the plain sum of squares ss left
-// DlarfgRange: 0 for x == 0, NaN / Inf where x has them. x is kR values a lane of a warp (zeros
-// where not part of x); the result is the warp's.
-template <typename T, int kR>
+// DlarfgRange: 0 for x == 0, NaN / Inf where x has them. x is kR values a lane of each aligned
+// group of kWidth lanes (a warp by default; zeros where not part of x); the result is the group's.
+template <typename T, int kR, int kWidth = 32>
 __device__ __forceinline__ T WarpRescaledNorm(const T (&x)[kR], T ss) {
   T amax = 0;
 #pragma unroll
   for (int q = 0; q < kR; ++q) amax = fmax(amax, fabs(x[q]));
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) amax = fmax(amax, ShflXor(amax, o));
+  for (int o = kWidth / 2; o > 0; o >>= 1) amax = fmax(amax, ShflXor(amax, o));
   if (ss != ss || amax == T(0) || isinf(amax)) return ss != ss ? ss : amax;
   const T r = T(1) / amax;
   T t = 0;
 #pragma unroll
   for (int q = 0; q < kR; ++q) t = fma(x[q] * r, x[q] * r, t);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) t += ShflXor(t, o);
-  return amax * Scalar<T>::Sqrt(t);
+  return amax * Scalar<T>::Sqrt(LanesSum<kWidth>(t));
 }
 
 // The same for x = W(j+1:m, j) spread over the block (FactorPanel's layout), after a BlockSum of

@@ -119,13 +119,6 @@ __device__ void StoreMatrix(const Mat<T>& a, int rows, int n, T* __restrict__ ds
   }
 }
 
-template <typename T>
-__device__ __forceinline__ T WarpSum(T v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += ShflXor(v, o);
-  return v;
-}
-
 // Sum over the warp of each of the kNB values x[k], as a reduce-scatter: after the five
 // butterfly stages lane l holds the total of x[(l >> 1) & (kNB - 1)] (16 shuffles for all
 // sixteen sums, where sixteen butterflies would take 80).
@@ -193,7 +186,7 @@ __device__ __forceinline__ void WarpPanel(const Mat<T>& a, int m, int j0, T* tau
     __syncwarp();
     const int my_k = (lane >> 1) & (kNB - 1);  // the dot WarpReduceScatter16 leaves in this lane
     const T p_ck = current_row[my_k];
-    const T ss = WarpSum(u[0]);
+    const T ss = LanesSum<32>(u[0]);
     const T u_k = WarpReduceScatter16(u);
     const T alpha = ShflIdx(p[0][0], c);
     T beta, t, scale;
