@@ -26,5 +26,7 @@ cmake --build "$build" -j"$(nproc)"
 grep -qx "/.carry/" .git/info/exclude 2>/dev/null || { mkdir -p .git/info; echo "/.carry/" >> .git/info/exclude; }
 mkdir -p .carry
 cp "$build"/_cpu.cpython-312-*.so .carry/
-xz -T0 -6 -c "$build"/_cuda.cpython-312-*.so > .carry/_cuda.so.xz  # ~188 MB -> ~28 MB (carry limit 64 MiB)
+# MODULE_NAME: another name for a variant build (e.g. CUDAFLAGS=-D... with its own BUILD_DIR), so
+# the default module stays; bench/unpack_on_device.sh takes it as CUDA_MODULE.
+xz -T0 -6 -c "$build"/_cuda.cpython-312-*.so > ".carry/${MODULE_NAME:-_cuda.so.xz}"  # ~188 MB -> ~28 MB (carry limit 64 MiB)
 ls -la .carry
