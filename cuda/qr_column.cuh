@@ -41,6 +41,17 @@ struct Layout {
   static_assert(kSets >= 1 && 32 % (kLanes * kRun) == 0, "4 or 8 lanes a column");
   int warps, n;
   __device__ __forceinline__ int Column(int w, int q) const { return kRun * w + q % kRun + kRun * warps * (q / kRun); }
+  // Step j's owner: the warp holding column j, and the lane group in it. The set is j / (kRun W),
+  // which is < kSets as the warps hold every column: comparisons instead of an integer division
+  // by a runtime value (~25 instructions and a MUFU at the head of every step, the owner's chain).
+  __device__ __forceinline__ int Set(int j) const {
+    int set = 0;
+#pragma unroll
+    for (int k = 1; k < kSets; ++k) set += j >= kRun * warps * k;
+    return set;
+  }
+  __device__ __forceinline__ int OwnerWarp(int j) const { return unsigned(j - kRun * warps * Set(j)) / kRun; }
+  __device__ __forceinline__ int OwnerGroup(int j) const { return kRun * Set(j) + unsigned(j) % kRun; }
   // The last column (< n) that warp w holds: it takes part in the steps up to it.
   __device__ __forceinline__ int LastColumn(int w) const {
     int last = -1;
@@ -103,9 +114,8 @@ template <typename T, int kLanes, int kRS, int s>
 __device__ __forceinline__ void Step(T (&a)[kRS], Smem<T, kLanes, kRS>& sm, const Layout<kLanes>& lay, int c,
                                      int j, int l, T* taus) {
   const int lane = threadIdx.x & 31, g = lane % kLanes, q = lane / kLanes, w = threadIdx.x / 32;
-  const int set = j / (kRun * lay.warps), in_set = j - kRun * lay.warps * set;
-  const int owner = in_set / kRun, owner_q = kRun * set + j % kRun;
-  const bool own = w == owner;
+  const int owner_q = lay.OwnerGroup(j);
+  const bool own = w == lay.OwnerWarp(j);
   const int buf = j % kBuffers;
   const unsigned parity = (j / kBuffers) & 1;
   T* const xb = sm.x[buf];
