@@ -78,6 +78,22 @@ struct Layout {
     return count;
   }
 };
+// How a warp waits for a step's owner (BATCHLA_QR_COLUMN_WAIT, for the A/B of bench/NOTES.md
+// "Column class v2: what the waiters cost"): 0 try_wait in a loop, 1 try_wait with a suspend-time
+// hint, 2 test_wait with a short sleep between polls.
+#ifndef BATCHLA_QR_COLUMN_WAIT
+#define BATCHLA_QR_COLUMN_WAIT 0
+#endif
+__device__ __forceinline__ void WaitFor(uint64_t* bar, unsigned parity) {
+#if BATCHLA_QR_COLUMN_WAIT == 1
+  MbarTryWaitSuspended(bar, parity);
+#elif BATCHLA_QR_COLUMN_WAIT == 2
+  MbarWait(bar, parity);
+#else
+  MbarTryWait(bar, parity);
+#endif
+}
+
 // Shared-memory buffers of x and of the parameters, used round robin: buffer j % kBuffers holds
 // step j's, phase j / kBuffers of its three mbarriers.
 constexpr int kBuffers = 8;
@@ -87,12 +103,14 @@ struct Smem {
   T x[kBuffers][kLanes * kRS];  // x_j: rows > j of column j, zeros at rows <= j
   T param[kBuffers][2];         // tau_j, scale_j
   int unusual[kBuffers];        // dlarfg left its usual range: take the dots again with v
-  uint64_t full_x[kBuffers], full_p[kBuffers];  // one arrival: the owner warp's lane 0
-  uint64_t empty[kBuffers];                     // one arrival a warp of the block
+  // Every lane arrives for itself (one warp instruction), so each lane's own accesses are
+  // released by its own arrival: full_x / full_p the owner warp's 32 lanes, empty 32 a warp.
+  uint64_t full_x[kBuffers], full_p[kBuffers];
+  uint64_t empty[kBuffers];
 
   __device__ void Init(int warps) {
     if (threadIdx.x == 0)
-      for (int k = 0; k < kBuffers; ++k) MbarInit(&full_x[k], 1), MbarInit(&full_p[k], 1), MbarInit(&empty[k], warps);
+      for (int k = 0; k < kBuffers; ++k) MbarInit(&full_x[k], 32), MbarInit(&full_p[k], 32), MbarInit(&empty[k], 32 * warps);
     __syncthreads();
   }
 };
@@ -120,19 +138,19 @@ __device__ __forceinline__ void Step(T (&a)[kRS], Smem<T, kLanes, kRS>& sm, cons
   const unsigned parity = (j / kBuffers) & 1;
   T* const xb = sm.x[buf];
   if (own) {
-    if (j >= kBuffers) MbarTryWait(&sm.empty[buf], parity ^ 1);  // step j - kBuffers is read
+    if (j >= kBuffers) WaitFor(&sm.empty[buf], parity ^ 1);  // step j - kBuffers is read
     if (q == owner_q) {
 #pragma unroll
       for (int t = s; t < kRS; ++t) xb[g + kLanes * t] = g + kLanes * t > j ? a[t] : T(0);
     }
-    __syncwarp();
+    __syncwarp();  // the owner's other lanes read x too
+    MbarArrive(&sm.full_x[buf]);
     if (lane == 0) {
-      MbarArrive(&sm.full_x[buf]);
       const int left = lay.warps - lay.TakingPart(j);  // warps past their columns: no arrival
-      if (left > 0) MbarArriveCount(&sm.empty[buf], left);
+      if (left > 0) MbarArriveCount(&sm.empty[buf], 32 * left);
     }
   } else {
-    MbarTryWait(&sm.full_x[buf], parity);
+    WaitFor(&sm.full_x[buf], parity);
   }
   // u = x^T a_c over this column's lanes (two chains: half the dependent FMAs).
   T u0 = 0, u1 = 0;
@@ -161,10 +179,9 @@ __device__ __forceinline__ void Step(T (&a)[kRS], Smem<T, kLanes, kRS>& sm, cons
       sm.unusual[buf] = unusual;
       if (taus) taus[j] = tau;
     }
-    __syncwarp();
-    if (lane == 0) MbarArrive(&sm.full_p[buf]);
+    MbarArrive(&sm.full_p[buf]);
   } else {
-    MbarTryWait(&sm.full_p[buf], parity);
+    WaitFor(&sm.full_p[buf], parity);
     tau = sm.param[buf][0], scale = sm.param[buf][1];
     unusual = sm.unusual[buf];
   }
@@ -189,8 +206,7 @@ __device__ __forceinline__ void Step(T (&a)[kRS], Smem<T, kLanes, kRS>& sm, cons
     for (int t = s; t < kRS; ++t)
       if (g + kLanes * t > j) a[t] *= scale;
   }
-  __syncwarp();
-  if (lane == 0) MbarArrive(&sm.empty[buf]);  // this warp is done with the buffer
+  MbarArrive(&sm.empty[buf]);  // this lane is done with the buffer
 }
 
 // Block size of the class: W warps of 32 / kLanes columns each hold every column.
