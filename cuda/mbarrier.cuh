@@ -97,22 +97,5 @@ __device__ __forceinline__ void MbarTryWait(uint64_t* bar, unsigned parity) {
 #endif
 }
 
-// The same wait, asking the hardware to keep the warp suspended until the phase completes (up to
-// `hint_ns`) instead of returning to a spin loop: a waiting warp then takes no issue slots from
-// the warps it waits for on the same scheduler.
-__device__ __forceinline__ void MbarTryWaitSuspended(uint64_t* bar, unsigned parity, unsigned hint_ns = 1000000) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(bar));
-  unsigned done = 0;
-  do {
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
-                 " selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(a), "r"(parity), "r"(hint_ns) : "memory");
-  } while (!done);
-#else
-  MbarWait(bar, parity);
-#endif
-}
-
 }  // namespace detail
 }  // namespace batchla

@@ -8,13 +8,12 @@ namespace batchla {
 namespace detail {
 namespace {
 
-// The first class that takes the shape: tile (kR only), small, column, panel, else the engine.
+// The first class that takes the shape: tile (kR only), small, panel, else the engine.
 template <typename T>
 cudaError_t Factor(cudaStream_t stream, const QrArgs<T>& args, QrOutput out) {
   const int ncols = QrColumns(args, out);
   if (QrTileTakes<T>(args.m, args.n, out)) return QrTile(stream, args);
   if (QrSmallFits<T>(args.m, ncols)) return QrSmall(stream, args, out);
-  if (QrColumnTakes<T>(args.m, ncols, out)) return QrColumn(stream, args, out);
   if (QrPanelTakes<T>(args.m, ncols, out)) return QrPanel(stream, args, out);
   return QrEngine(stream, args, out);
 }

@@ -6,9 +6,6 @@
 //   tile    kR, tuning::kQrTileMinN <= n <= m <= kQrTileMaxM (9, 32)  cuda/qr_tile.{cuh,cu}
 //           (the matrix in registers on a 2 x (L / 2) lane grid, both dimensions cyclic; L = 8
 //           for m <= 20, 16 above: four or two matrices a warp)   QrTile<T>
-//   column  kR / kGeqrf, tuning::kQrColumnMinM < m <= kQrColumnMaxM  cuda/qr_column.{cuh,cu}
-//           (the matrix in registers over the block, 8 or 4 lanes a column; one reflector a
-//           step, waits only on the step's owner through mbarriers)   QrColumn<T>
 //   panel   kR / kGeqrf, tuning::kQrPanelMinM < m <= kQrPanelMaxM    cuda/qr_panel*.{cuh,cu}
 //           (a block per matrix in shared memory; one warp factors 16-column panels in
 //           registers, every thread updates one trailing column)   QrPanel<T>
@@ -83,12 +80,6 @@ template <typename T>
 bool QrTileTakes(int m, int n, QrOutput out);
 template <typename T>
 cudaError_t QrTile(cudaStream_t stream, const QrArgs<T>& args);
-
-// Column class: kR / kGeqrf in its size range (m <= 128).
-template <typename T>
-bool QrColumnTakes(int m, int ncols, QrOutput out);
-template <typename T>
-cudaError_t QrColumn(cudaStream_t stream, const QrArgs<T>& args, QrOutput out);
 
 // Panel class: kR / kGeqrf where its size range and shared memory take the matrix.
 template <typename T>

@@ -608,30 +608,6 @@ constexpr int kQrPanelMaxM = BATCHLA_QR_PANEL_MAXM;
 constexpr int kQrPanelMaxM = 160;
 #endif
 static_assert(kQrPanelMaxM <= kQrPanelCapM, "panel class range");
-// Column class (cuda/qr_column.cuh): kR and kGeqrf for kQrColumnMinM < m <= kQrColumnMaxM, the
-// matrix in registers over the block (kQrColumnLanes lanes a column). Checked
-// before the panel class, so inside its range it replaces the panel class and the engine. Off
-// (kQrColumnMaxM = 0) until measured on the device: bench/NOTES.md "Column class". Benchmark
-// overrides: BATCHLA_QR_COLUMN_MINM (both types), BATCHLA_QR_COLUMN_MAXM (0: off; at most 128).
-#ifndef BATCHLA_QR_COLUMN_MINM
-#define BATCHLA_QR_COLUMN_MINM -1
-#endif
-constexpr PerDtype kQrColumnMinM = Overridden(BATCHLA_QR_COLUMN_MINM, {64, 64});
-#ifdef BATCHLA_QR_COLUMN_MAXM
-constexpr int kQrColumnMaxM = BATCHLA_QR_COLUMN_MAXM;
-#else
-constexpr int kQrColumnMaxM = 0;
-#endif
-static_assert(kQrColumnMaxM <= 128, "column class: at most 128 rows");
-// Lanes a column of the column class: 8 (a block of 32 ceil(n / 4) threads, one a SM at n = 128)
-// or 4 (32 ceil(n / 8) threads, 32 rows a lane at m = 128; two blocks a SM where registers allow).
-// float64 stays at 8: at 4 lanes its 32 rows a lane spill 5.7 KB under two blocks' 64 registers.
-// Benchmark override: BATCHLA_QR_COLUMN_LANES_F32.
-#ifndef BATCHLA_QR_COLUMN_LANES_F32
-#define BATCHLA_QR_COLUMN_LANES_F32 8
-#endif
-constexpr PerDtype kQrColumnLanes{BATCHLA_QR_COLUMN_LANES_F32, 8};
-static_assert(kQrColumnLanes.f32 == 4 || kQrColumnLanes.f32 == 8, "4 or 8 lanes a column");
 // Columns per lane of the small QR class for M <= 32 (warp units; lstsq and M = 64 keep one):
 // a lane owning two adjacent columns shares the per-reflector overhead (the dlarfg branch, the
 // slot store, the sync, the u loads) between twice the work, and puts twice the matrices in a
