@@ -19,17 +19,6 @@ __device__ __forceinline__ void MbarArrive(uint64_t* bar) {
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(bar));
   asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" ::"r"(a) : "memory");
 }
-// `count` arrivals at once (count >= 1), e.g. on behalf of threads that left the protocol.
-__device__ __forceinline__ void MbarArriveCount(uint64_t* bar, unsigned count) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(bar));
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(a), "r"(count)
-               : "memory");
-#else
-  for (unsigned i = 0; i < count; ++i)
-    asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" ::"r"(a) : "memory");
-#endif
-}
 // Waits until the phase with parity `parity` (0 for the first phase, then alternating) completed.
 __device__ __forceinline__ void MbarWait(uint64_t* bar, unsigned parity) {
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(bar));
